@@ -1,0 +1,6 @@
+"""Contract entry point: python -m eval.naive_rag.run_eval --config configs/eval/rag_quality_v1.yaml"""
+
+from ragassay.cli import run_eval_main
+
+if __name__ == "__main__":
+    run_eval_main()

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Set up on first use, then lint and run the whole test suite (fast core + differential).
+# Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/_env.sh test
+ruff check src tests eval bench scripts
+python -m pytest "$@"

@@ -1,0 +1,190 @@
+"""The evaluation config (`configs/eval/*.yaml`): schema, contract checks, file:line errors."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .schema import InputError, read_yaml
+
+# The naive baseline is fixed by the contract: any other value here is a different pipeline.
+NAIVE_BASELINE_CONTRACT: dict[str, Any] = {
+    "retrieval_backend": "dense",
+    "metadata_first": False,
+    "rerank": False,
+    "verifier_retry": False,
+    "query_expansion": "identity",
+}
+KNOWN_PIPELINES = ("naive_baseline",)
+
+RETRIEVAL_METRIC = re.compile(r"^(recall|precision|hit|mrr|ndcg)_at_([1-9][0-9]*)$")
+RETRIEVAL_PLAIN = ("map",)
+ANSWER_METRICS = (
+    "faithfulness",
+    "groundedness",
+    "answer_relevancy",
+    "correct",
+    "citation_accuracy",
+    "hallucination_flag",
+    "unanswerable_detection_flag",
+)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PipelineConfig(_Strict):
+    name: str = "naive_baseline"
+    top_k: int = Field(10, ge=1)
+    retrieval_backend: str = "dense"
+    metadata_first: bool = False
+    rerank: bool = False
+    verifier_retry: bool = False
+    query_expansion: str = "identity"
+
+
+class IndexBuildConfig(_Strict):
+    """How `source_dir` is indexed when the index is (re)built for this config."""
+
+    chunk_size: int = Field(400, ge=1)
+    overlap: int = Field(80, ge=0)
+    embedder: str = "hashing"
+    embedder_params: dict[str, Any] = Field(default_factory=dict)
+
+
+class AnswererConfig(_Strict):
+    kind: Literal["extractive"] = "extractive"
+    max_sentences: int = Field(2, ge=1)
+    min_support: float = Field(0.5, ge=0.0, le=1.0)
+
+
+class MetricsConfig(_Strict):
+    retrieval: list[str] = Field(
+        default_factory=lambda: ["recall_at_5", "recall_at_10", "mrr_at_5", "ndcg_at_5"]
+    )
+    answer: list[str] = Field(default_factory=lambda: list(ANSWER_METRICS))
+    hit_policy: Literal["any", "all"] = "any"
+    bootstrap_resamples: int = Field(2000, ge=100)
+
+
+class DiagnoseConfig(_Strict):
+    """Thresholds of the failure detectors (see `ragassay.diagnose`)."""
+
+    rank_cutoff: int = Field(5, ge=1)
+    weak_evidence_score: float = 0.25
+    similar_clause: float = Field(0.6, ge=0.0, le=1.0)
+    repeated_line_share: float = Field(0.5, ge=0.0, le=1.0)
+
+
+class EvalConfig(_Strict):
+    index_dir: Path
+    source_dir: Path | None = None
+    questions_path: Path
+    gold_evidence_path: Path
+    output_root: Path = Path("experiments/runs")
+    seed: int = 0
+    pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
+    index: IndexBuildConfig = Field(default_factory=IndexBuildConfig)
+    answerer: AnswererConfig = Field(default_factory=AnswererConfig)
+    metrics: MetricsConfig = Field(default_factory=MetricsConfig)
+    diagnose: DiagnoseConfig = Field(default_factory=DiagnoseConfig)
+
+    # Set by load_config: where it came from, for provenance.
+    path: Path | None = Field(default=None, exclude=True)
+    sha256: str = Field(default="", exclude=True)
+
+    def retrieval_cutoffs(self) -> list[int]:
+        """Every k the configured retrieval metrics need, plus the pipeline's top_k."""
+        ks = {self.pipeline.top_k}
+        for name in self.metrics.retrieval:
+            m = RETRIEVAL_METRIC.match(name)
+            if m:
+                ks.add(int(m.group(2)))
+        return sorted(ks)
+
+
+def _key_lines(path: Path) -> dict[str, int]:
+    """Map dotted field paths (`pipeline.top_k`, `metrics.retrieval.2`) to 1-based lines."""
+    try:
+        root = yaml.compose(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError:
+        return {}
+    lines: dict[str, int] = {}
+
+    def walk(node: Any, prefix: str) -> None:
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                name = f"{prefix}{key.value}"
+                lines[name] = key.start_mark.line + 1
+                walk(value, name + ".")
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                lines[f"{prefix}{i}"] = item.start_mark.line + 1
+                walk(item, f"{prefix}{i}.")
+
+    walk(root, "")
+    return lines
+
+
+def _error(path: Path, lines: dict[str, int], field: str, message: str) -> InputError:
+    # Point at the field itself, or at its nearest parent that is written in the file.
+    probe = field
+    while probe and probe not in lines:
+        probe = probe.rpartition(".")[0]
+    return InputError(path, message, line=lines.get(probe), field=field)
+
+
+def load_config(path: str | Path) -> EvalConfig:
+    """Read and check an evaluation config; errors name the file, line and field."""
+    p = Path(path)
+    data = read_yaml(p)
+    lines = _key_lines(p)
+    try:
+        cfg = EvalConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(x) for x in err["loc"])
+        raise _error(p, lines, field, err["msg"]) from None
+    check_contract(cfg, p, lines)
+    cfg.path = p
+    cfg.sha256 = hashlib.sha256(p.read_bytes()).hexdigest()
+    return cfg
+
+
+def check_contract(cfg: EvalConfig, path: Path, lines: dict[str, int] | None = None) -> None:
+    """Refuse a config that is not what its pipeline name promises."""
+    lines = lines or {}
+    pipe = cfg.pipeline
+    if pipe.name not in KNOWN_PIPELINES:
+        raise _error(path, lines, "pipeline.name",
+                     f"unknown pipeline {pipe.name!r}; known: {', '.join(KNOWN_PIPELINES)}")
+    if pipe.name == "naive_baseline":
+        for key, want in NAIVE_BASELINE_CONTRACT.items():
+            got = getattr(pipe, key)
+            if got != want:
+                raise _error(
+                    path, lines, f"pipeline.{key}",
+                    f"naive_baseline requires {key}: {_yaml_value(want)} (got {_yaml_value(got)}); "
+                    "a different setting is a different pipeline",
+                )
+    if cfg.index.overlap >= cfg.index.chunk_size:
+        raise _error(path, lines, "index.overlap", "overlap must be smaller than chunk_size")
+    for i, name in enumerate(cfg.metrics.retrieval):
+        if not (RETRIEVAL_METRIC.match(name) or name in RETRIEVAL_PLAIN):
+            raise _error(path, lines, f"metrics.retrieval.{i}",
+                         f"unknown retrieval metric {name!r}; use recall|precision|hit|mrr|ndcg"
+                         "_at_<k> or map")
+    for i, name in enumerate(cfg.metrics.answer):
+        if name not in ANSWER_METRICS:
+            raise _error(path, lines, f"metrics.answer.{i}",
+                         f"unknown answer metric {name!r}; known: {', '.join(ANSWER_METRICS)}")
+
+
+def _yaml_value(value: Any) -> str:
+    return yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("...").strip()

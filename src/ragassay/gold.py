@@ -1,0 +1,152 @@
+"""Questions and gold evidence: reading, cross-checks, and re-anchoring stale labels.
+
+Gold labels name chunk ids, and chunk ids change whenever documents are re-chunked. A label
+that carries its `support_claim` (or `required_terms`) can be found again: each label is
+checked against the index and, when its chunk is gone or no longer holds the claim, moved to
+the chunk(s) that do. Every move is reported; a label that cannot be placed fails its
+question as an evaluation failure instead of silently scoring it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from .index import Index
+from .schema import GoldEvidence, GoldRecord, InputError, Question, line_of, read_jsonl
+from .text import contains_term, normalize
+
+AnchorStatus = Literal["ok", "reanchored", "split", "lost_in_parsing", "unanchored"]
+
+
+@dataclass
+class AnchoredEvidence:
+    """One gold label after checking it against the index."""
+
+    label: GoldEvidence
+    status: AnchorStatus
+    chunk_ids: list[str]  # where the evidence is now (two for a split claim, none if lost)
+    reason: str = ""
+    candidates: list[str] = field(default_factory=list)
+    split: bool = False  # the claim is held only by two adjacent chunks together
+
+    def report(self, question_id: str) -> dict[str, object]:
+        return {
+            "question_id": question_id,
+            "labelled_chunk_id": self.label.chunk_id,
+            "status": self.status,
+            "chunk_ids": self.chunk_ids,
+            "reason": self.reason,
+            "candidates": self.candidates,
+            "split": self.split,
+        }
+
+
+@dataclass
+class QuestionGold:
+    """The gold of one question, anchored: relevant chunk ids with grades."""
+
+    question_id: str
+    evidence: list[AnchoredEvidence]
+    has_record: bool = True
+
+    @property
+    def grades(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for ev in self.evidence:
+            for cid in ev.chunk_ids:
+                out[cid] = max(out.get(cid, 0), ev.label.grade)
+        return out
+
+    @property
+    def usable(self) -> bool:
+        """True when every label could be placed (its question can be scored)."""
+        return bool(self.evidence) and all(ev.chunk_ids for ev in self.evidence) and not any(
+            ev.status == "unanchored" for ev in self.evidence
+        )
+
+
+def load_questions(path: str | Path) -> list[Question]:
+    return read_jsonl(path, Question, key="question_id")
+
+
+def load_gold(path: str | Path, questions: Sequence[Question]) -> dict[str, GoldRecord]:
+    """Read gold evidence and check it against the questions (file:line errors)."""
+    by_id = {q.question_id: q for q in questions}
+    records = read_jsonl(path, GoldRecord, key="question_id")
+    for rec in records:
+        q = by_id.get(rec.question_id)
+        if q is None:
+            raise InputError(path, f"gold for unknown question {rec.question_id!r} "
+                             "(not in the questions file)", line=line_of(rec), field="question_id")
+        if not q.answerable and rec.gold_evidence:
+            raise InputError(path, f"question {rec.question_id!r} is unanswerable but has gold "
+                             "evidence; use []", line=line_of(rec), field="gold_evidence")
+    return {rec.question_id: rec for rec in records}
+
+
+def _holds(label: GoldEvidence, text: str) -> bool:
+    if label.support_claim:
+        return normalize(label.support_claim) in normalize(text)
+    if label.required_terms:
+        return all(contains_term(text, t) for t in label.required_terms)
+    return True  # nothing to check against: trust the id
+
+
+def _adjacent_pairs(index: Index, doc_id: str) -> list[tuple[str, str, str]]:
+    """(chunk_a, chunk_b, their joined text) for neighbouring chunks of a document."""
+    chunks = index.chunks_of(doc_id)
+    pairs = []
+    for a, b in zip(chunks, chunks[1:]):
+        tail = b.text
+        if a.char_span and b.char_span:
+            overlap = a.char_span[1] - b.char_span[0]
+            tail = b.text[max(overlap, 0):]
+        pairs.append((a.chunk_id, b.chunk_id, a.text + tail))
+    return pairs
+
+
+def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
+    """Place one gold label in the index; see the module docstring."""
+    if index.has(label.chunk_id) and _holds(label, index.chunk(label.chunk_id).text):
+        return AnchoredEvidence(label, "ok", [label.chunk_id])
+    why = ("chunk id not in the index" if not index.has(label.chunk_id)
+           else "chunk no longer holds the support claim")
+    if not (label.support_claim or label.required_terms):
+        return AnchoredEvidence(label, "unanchored", [], why + "; the label has no "
+                                "support_claim or required_terms to re-anchor by")
+    by = "support_claim" if label.support_claim else "required_terms"
+    doc_ids = [label.doc_id] if label.doc_id and index.has_document(label.doc_id) else []
+    doc_ids += [d.doc_id for d in index.documents if d.doc_id not in doc_ids]
+    for doc_id in doc_ids:  # the labelled document first
+        holders = [c.chunk_id for c in index.chunks_of(doc_id) if _holds(label, c.text)]
+        if holders:
+            return AnchoredEvidence(label, "reanchored", [holders[0]],
+                                    f"{why}; re-anchored by {by}", holders)
+    for doc_id in doc_ids:
+        for a, b, joined in _adjacent_pairs(index, doc_id):
+            if _holds(label, joined):
+                status: AnchorStatus = "split" if label.chunk_id in (a, b) else "reanchored"
+                return AnchoredEvidence(label, status, [a, b],
+                                        f"the {by} spans two adjacent chunks", [a, b], split=True)
+    doc = index.document(label.doc_id) if label.doc_id and index.has_document(label.doc_id) else None
+    if doc is not None and any(doc.dropped.values()):
+        dropped = ", ".join(f"{n} {kind}" for kind, n in sorted(doc.dropped.items()) if n)
+        kept = [label.chunk_id] if index.has(label.chunk_id) else []
+        return AnchoredEvidence(label, "lost_in_parsing", kept,
+                                f"{by} is in no chunk; the loader dropped {dropped} of "
+                                f"{doc.doc_id}")
+    return AnchoredEvidence(label, "unanchored", [], f"{why}; no chunk holds the {by}")
+
+
+def anchor_gold(questions: Sequence[Question], gold: dict[str, GoldRecord],
+                index: Index) -> dict[str, QuestionGold]:
+    """Anchor the gold of every question (unanswerable questions get an empty gold)."""
+    out: dict[str, QuestionGold] = {}
+    for q in questions:
+        rec = gold.get(q.question_id)
+        evidence = [anchor_label(lbl, index) for lbl in rec.gold_evidence] if rec else []
+        out[q.question_id] = QuestionGold(q.question_id, evidence, has_record=rec is not None)
+    return out
