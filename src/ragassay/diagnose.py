@@ -19,6 +19,7 @@ from typing import Any
 from .config import DiagnoseConfig
 from .gold import QuestionGold
 from .index import Index
+from .metrics.answer import strip_markers
 from .metrics.numbers import extract_numbers, number_supported
 from .schema import Answer, Question
 from .text import content_words, normalize, split_sentences
@@ -241,7 +242,7 @@ def multi_chunk_evidence_missing(case: Case, cfg: DiagnoseConfig) -> dict[str, A
 def _lost(case: Case, kind: str) -> dict[str, Any] | None:
     lost = [ev for ev in case.gold.evidence if ev.status == "lost_in_parsing"]
     docs = [case.index.document(ev.label.doc_id) for ev in lost]
-    hits = [(ev, d) for ev, d in zip(lost, docs) if d.dropped.get(kind)]
+    hits = [(ev, d) for ev, d in zip(lost, docs, strict=True) if d.dropped.get(kind)]
     if not hits:
         return None
     return {"evidence": [{"doc_id": d.doc_id, "claim": ev.label.support_claim,
@@ -433,7 +434,7 @@ def hallucinated_requirement(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] 
     """
     if not case.supported or not case.question.answerable:
         return None
-    text = re.sub(r"\[[^\]]*\]", " ", case.answer.text)
+    text = strip_markers(case.answer.text)
     context_numbers = [q for cid in case.context_ids for q in extract_numbers(case.text(cid))]
     invented = [q.raw for q in extract_numbers(text)
                 if not number_supported(q, context_numbers)]

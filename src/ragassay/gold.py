@@ -99,7 +99,7 @@ def _adjacent_pairs(index: Index, doc_id: str) -> list[tuple[str, str, str]]:
     """(chunk_a, chunk_b, their joined text) for neighbouring chunks of a document."""
     chunks = index.chunks_of(doc_id)
     pairs = []
-    for a, b in zip(chunks, chunks[1:]):
+    for a, b in zip(chunks, chunks[1:], strict=False):
         tail = b.text
         if a.char_span and b.char_span:
             overlap = a.char_span[1] - b.char_span[0]
@@ -129,8 +129,8 @@ def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
         for a, b, joined in _adjacent_pairs(index, doc_id):
             if _holds(label, joined):
                 status: AnchorStatus = "split" if label.chunk_id in (a, b) else "reanchored"
-                return AnchoredEvidence(label, status, [a, b],
-                                        f"the {by} spans two adjacent chunks", [a, b], split=True)
+                return AnchoredEvidence(label, status, [a, b], f"the {by} spans two "
+                                        "adjacent chunks", [a, b], split=True)
     doc = index.document(label.doc_id) if label.doc_id and index.has_document(label.doc_id) else None
     if doc is not None and any(doc.dropped.values()):
         dropped = ", ".join(f"{n} {kind}" for kind, n in sorted(doc.dropped.items()) if n)

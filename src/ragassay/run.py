@@ -98,7 +98,7 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
     ks = cfg.retrieval_cutoffs()
     per_question: list[dict[str, Any]] = []
     answer_s = 0.0
-    for q, ranking in zip(questions, rankings):
+    for q, ranking in zip(questions, rankings, strict=True):
         ranked = [h.chunk_id for h in ranking.hits]
         context = [index.chunk(cid) for cid in ranked]
         t0 = time.perf_counter()

@@ -1,0 +1,129 @@
+"""The naive baseline's offline answerer: quote the context sentences that share the most
+words with the question, or decline.
+
+Deliberately naive (DESIGN.md §1): no reranking, no verification, no retry, no use of the
+retrieval scores. It only picks sentences, so any improvement elsewhere in the pipeline
+shows up in the metrics rather than being hidden by a clever answerer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from ..schema import Answer, Chunk, Citation
+from ..text import Language, content_words, guess_language, normalize, split_sentences
+
+DECLINE_TEXT: dict[Language, str] = {
+    "ko": "제공된 문서에서 답을 찾을 수 없습니다.",
+    "de": "Die bereitgestellten Dokumente beantworten diese Frage nicht.",
+    "en": "The provided documents do not answer this question.",
+}
+
+# A bullet or list number opening a sentence ("- ", "1. ", "2) "): dropped from the quote
+# so that the answer does not carry list numbers its source uses only as markers.
+_LEADING_MARKER = re.compile(r"^(?:[-*•·▪○●□■※]\s*|\(?\d{1,2}[.)]\s+)+")
+
+
+class Answerer(Protocol):
+    """Anything that answers a question from retrieved chunks, citing them.
+
+    ``context`` is the retrieved chunks in rank order; ``scores`` their retrieval scores
+    (same order; None when the retriever has none). Must be deterministic for the same
+    inputs unless the implementation says otherwise.
+    """
+
+    def answer(self, question: str, context: Sequence[Chunk],
+               scores: Sequence[float] | None = None) -> Answer: ...
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    support: float
+    rank: int
+    position: int
+    chunk: Chunk
+    sentence: str
+
+    @property
+    def key(self) -> tuple[float, int, int]:
+        # best support first; ties go to the higher-ranked chunk, then the earlier sentence
+        return (-self.support, self.rank, self.position)
+
+
+def sentence_support(question_words: Sequence[str], sentence: str) -> float:
+    """Share of the question's content words that occur in the sentence (as substrings of
+    the normalised sentence, so a Korean stem matches inside a compound or before a
+    particle). 0.0 when the question has no content words."""
+    if not question_words:
+        return 0.0
+    hay = normalize(sentence)
+    return sum(w in hay for w in question_words) / len(question_words)
+
+
+class ExtractiveAnswerer:
+    """Answer with up to ``max_sentences`` context sentences whose support (see
+    :func:`sentence_support`) is at least ``min_support``, best first, each followed by
+    `` [chunk_id]``; decline (status ``insufficient``) when no sentence qualifies.
+
+    Sentences with the same normalised text (overlapping chunks repeat them) are quoted
+    once. ``decline_text`` overrides the decline message per language (``ko``/``de``/``en``,
+    picked by :func:`ragassay.text.guess_language` on the question).
+    """
+
+    def __init__(self, max_sentences: int = 2, min_support: float = 0.5,
+                 decline_text: Mapping[str, str] | None = None) -> None:
+        if max_sentences < 1:
+            raise ValueError("max_sentences must be at least 1")
+        if not 0.0 <= min_support <= 1.0:
+            raise ValueError("min_support must be between 0 and 1")
+        self.max_sentences = max_sentences
+        self.min_support = min_support
+        self.decline_text: dict[str, str] = {**DECLINE_TEXT, **(decline_text or {})}
+
+    def answer(self, question: str, context: Sequence[Chunk],
+               scores: Sequence[float] | None = None) -> Answer:
+        """Pick sentences from ``context`` (``scores`` is accepted and ignored: naive)."""
+        chosen = self._choose(content_words(question), context)
+        if not chosen:
+            return Answer(text=self.decline_text[guess_language(question)],
+                          status="insufficient", citations=[])
+        text = " ".join(f"{c.sentence} [{c.chunk.chunk_id}]" for c in chosen)
+        citations: list[Citation] = []
+        for c in chosen:
+            if all(cit.chunk_id != c.chunk.chunk_id for cit in citations):
+                page = c.chunk.page_span[0] if c.chunk.page_span else None
+                citations.append(Citation(chunk_id=c.chunk.chunk_id, page=page))
+        return Answer(text=text, status="supported", citations=citations)
+
+    def _choose(self, words: Sequence[str], context: Sequence[Chunk]) -> list[_Candidate]:
+        words = list(dict.fromkeys(words))
+        if not words:
+            return []
+        candidates = [
+            _Candidate(sentence_support(words, sentence), rank, pos, chunk, sentence)
+            for rank, chunk in enumerate(context)
+            for pos, sentence in enumerate(_sentences(chunk.text))
+        ]
+        chosen: list[_Candidate] = []
+        seen: set[str] = set()
+        for cand in sorted(candidates, key=lambda c: c.key):
+            if cand.support < self.min_support or len(chosen) == self.max_sentences:
+                break
+            norm = normalize(cand.sentence)
+            if norm in seen:
+                continue
+            seen.add(norm)
+            chosen.append(cand)
+        return chosen
+
+
+def _sentences(text: str) -> list[str]:
+    out = []
+    for a, b in split_sentences(text):
+        sentence = _LEADING_MARKER.sub("", text[a:b]).strip()
+        if sentence:
+            out.append(sentence)
+    return out

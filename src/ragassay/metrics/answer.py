@@ -1,0 +1,219 @@
+"""Per-question answer metrics: is the answer sourced, grounded, relevant and right?
+
+:func:`score_answer` computes every field of :class:`AnswerScores` for one question; the
+definitions are in DESIGN.md §4 and on each field below. ``None`` means "not measured for
+this question" (no expected terms, no must-contain items, no gold, nothing cited) and is
+reported as missing by the aggregation, never averaged as 0.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..schema import Answer, Question
+from ..text import contains_term
+from .numbers import extract_numbers, number_supported
+
+DEFAULT_DECLINE_PHRASES: tuple[str, ...] = (
+    # ko
+    "알 수 없습니다",
+    "찾을 수 없습니다",
+    "답을 찾을 수 없",
+    "확인할 수 없습니다",
+    "답변할 수 없습니다",
+    "문서에 나와 있지 않습니다",
+    # de
+    "Ich weiß es nicht",
+    "weiß ich nicht",
+    "beantworten diese Frage nicht",
+    "kann diese Frage nicht beantworten",
+    "nicht in den bereitgestellten Dokumenten",
+    "lässt sich aus den Dokumenten nicht beantworten",
+    # en
+    "I don't know",
+    "I do not know",
+    "not answered by the provided documents",
+    "do not answer this question",
+    "does not answer this question",
+    "cannot be answered from the provided",
+    "not in the provided documents",
+    "not found in the provided documents",
+)
+"""Phrases that mark an answer as a decline (matched with :func:`ragassay.text.contains_term`).
+Kept specific on purpose: "keine Informationen" or "no information" also occur in real
+answers ("no information is shared with third parties")."""
+
+DECLINED_STATUSES = frozenset({"insufficient", "abstained"})
+
+# "[doc::chunk-001]", "[a, b]": one or more ids in square brackets.
+_INLINE_MARKER = re.compile(r"\[([^\[\]\n]+)\]")
+_ID_SPLIT = re.compile(r"[,;]\s*")
+
+
+def _inline_ids(text: str) -> list[str]:
+    return [part.strip() for m in _INLINE_MARKER.finditer(text)
+            for part in _ID_SPLIT.split(m.group(1)) if part.strip()]
+
+
+def cited_chunk_ids(answer: Answer, known_ids: Collection[str]) -> list[str]:
+    """Chunk ids the answer cites: ``answer.citations`` (all of them, known or not) then
+    inline ``[chunk_id]`` markers in the text that name a known chunk, de-duplicated in
+    order. Inline brackets that name no known chunk (``[1]``, ``[sic]``) are not citations.
+    """
+    ids = [c.chunk_id.strip() for c in answer.citations]
+    ids += [i for i in _inline_ids(answer.text) if i in known_ids]
+    return list(dict.fromkeys(i for i in ids if i))
+
+
+def unknown_citations(answer: Answer, known_ids: Collection[str]) -> list[str]:
+    """Cited ids that name no known chunk: entries of ``answer.citations`` and inline
+    markers shaped like a chunk id (``<doc_id>::chunk-NNN``), de-duplicated in order."""
+    ids = [c.chunk_id.strip() for c in answer.citations]
+    ids += [i for i in _inline_ids(answer.text) if "::" in i]
+    return list(dict.fromkeys(i for i in ids if i and i not in known_ids))
+
+
+def strip_markers(text: str) -> str:
+    """The answer text without inline ``[...]`` markers.
+
+    Each marker becomes a line break, so that a list number after it (``… [a] 2. Die …``)
+    is again at the start of a line, where number extraction ignores list markers.
+    """
+    return _INLINE_MARKER.sub("\n", text)
+
+
+def is_declined(answer: Answer,
+                decline_phrases: Sequence[str] = DEFAULT_DECLINE_PHRASES) -> bool:
+    """Status ``insufficient``/``abstained``, or a text holding a decline phrase."""
+    if answer.status in DECLINED_STATUSES:
+        return True
+    return any(contains_term(answer.text, p) for p in decline_phrases)
+
+
+@dataclass
+class AnswerScores:
+    """Answer metrics of one question (see :func:`score_answer` for each definition)."""
+
+    cited_ids: list[str] = field(default_factory=list)
+    unknown_citations: list[str] = field(default_factory=list)
+    declined: bool = False
+    faithfulness: int = 0
+    groundedness: int = 0
+    groundedness_reason: str = ""
+    answer_relevancy: float | None = None
+    correct: int | None = None
+    must_contain_found: list[str] = field(default_factory=list)
+    citation_accuracy: float | None = None
+    hallucination_flag: int = 0
+    unanswerable_detection_flag: int | None = None
+    unsupported_numbers: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict, fields in declaration order."""
+        return asdict(self)
+
+
+def _unsupported_numbers(answer_text: str, cited: Sequence[str],
+                         chunk_texts: Mapping[str, str]) -> list[str]:
+    sources = [q for cid in cited for q in extract_numbers(chunk_texts.get(cid, ""))]
+    return [q.raw for q in extract_numbers(strip_markers(answer_text))
+            if not number_supported(q, sources)]
+
+
+def _groundedness(declined: bool, cited: Sequence[str], context: Collection[str],
+                  unsupported: Sequence[str]) -> tuple[int, str]:
+    if declined:
+        return 1, ""
+    if not cited:
+        return 0, "no source"
+    outside = next((cid for cid in cited if cid not in context), None)
+    if outside is not None:
+        return 0, f"source not in context: {outside}"
+    if unsupported:
+        return 0, f"number {unsupported[0]} not in source"
+    return 1, ""
+
+
+def score_answer(
+    question: Question,
+    answer: Answer,
+    *,
+    context_ids: Sequence[str],
+    gold_ids: Collection[str],
+    chunk_texts: Mapping[str, str],
+    decline_phrases: Sequence[str] = DEFAULT_DECLINE_PHRASES,
+) -> AnswerScores:
+    """Score one answer against its context, gold chunks and question labels.
+
+    - ``cited_ids``: :func:`cited_chunk_ids` (``chunk_texts`` keys are the known ids).
+    - ``declined``: status insufficient/abstained, or a decline phrase in the text.
+    - ``faithfulness``: 1 when every cited chunk is in ``context_ids``; a declined answer
+      citing nothing → 1; a non-declined answer citing nothing → 0 (it claims without a
+      source, so nothing shows it used its context).
+    - ``groundedness`` / ``groundedness_reason``, first failing check wins: declined → 1;
+      no citation → 0 "no source"; a cited chunk outside the context → 0
+      "source not in context: <id>"; a number in the answer (inline markers removed)
+      that the cited chunks do not hold (:func:`~.numbers.number_supported`) → 0
+      "number <raw> not in source"; else 1.
+    - ``answer_relevancy`` = |expected_terms found in the answer| / |expected_terms|;
+      None without expected terms.
+    - ``correct``: answerable → 1 when the answer is not declined and holds every
+      ``must_contain`` item, None when there are none; unanswerable → 1 when declined.
+    - ``must_contain_found``: the ``must_contain`` items the answer holds.
+    - ``citation_accuracy`` = |cited ∩ gold| / |cited|; None when nothing is cited or the
+      question has no gold.
+    - ``hallucination_flag``: 1 when an unanswerable question gets a non-declined answer,
+      or a non-declined answer to an answerable question with gold cites ≥ 1 chunk and no
+      gold chunk; else 0 (an answerable question without gold cannot be judged: 0).
+    - ``unanswerable_detection_flag``: unanswerable → 1 when declined else 0; answerable
+      → None.
+    - ``unsupported_numbers``: every number of a non-declined answer that the cited
+      chunks do not hold (all of them, for diagnosis; [] for a declined answer).
+    """
+    known = chunk_texts.keys()
+    cited = cited_chunk_ids(answer, known)
+    declined = is_declined(answer, decline_phrases)
+    context = set(context_ids)
+    gold = set(gold_ids)
+
+    unsupported = [] if declined else _unsupported_numbers(answer.text, cited, chunk_texts)
+    grounded, reason = _groundedness(declined, cited, context, unsupported)
+    if cited:
+        faithful = int(all(cid in context for cid in cited))
+    else:
+        faithful = int(declined)
+
+    terms = question.expected_terms
+    relevancy = (sum(contains_term(answer.text, t) for t in terms) / len(terms)
+                 if terms else None)
+    found = [m for m in question.must_contain if contains_term(answer.text, m)]
+    if question.answerable:
+        must = question.must_contain
+        correct = (int(not declined and len(found) == len(must)) if must else None)
+        detection = None
+        hallucinated = (not declined and bool(gold) and bool(cited)
+                        and not any(cid in gold for cid in cited))
+    else:
+        correct = int(declined)
+        detection = int(declined)
+        hallucinated = not declined
+    accuracy = (sum(cid in gold for cid in cited) / len(cited)) if cited and gold else None
+
+    return AnswerScores(
+        cited_ids=cited,
+        unknown_citations=unknown_citations(answer, known),
+        declined=declined,
+        faithfulness=faithful,
+        groundedness=grounded,
+        groundedness_reason=reason,
+        answer_relevancy=relevancy,
+        correct=correct,
+        must_contain_found=found,
+        citation_accuracy=accuracy,
+        hallucination_flag=int(hallucinated),
+        unanswerable_detection_flag=detection,
+        unsupported_numbers=unsupported,
+    )

@@ -1,0 +1,312 @@
+"""Text helpers shared by the answerer, the metrics and the failure diagnosis.
+
+Korean, German and English are treated with small, explicit rules rather than language
+models, so that every comparison is deterministic and explainable:
+
+- :func:`normalize` folds width (NFKC), case and whitespace; every comparison goes through it.
+- :func:`tokens` / :func:`content_words` give the words a question is "about". Korean particle
+  (josa) and verb-ending stripping is a *heuristic* (a longest-suffix-first list), not a
+  morphological analyser: it can over-strip (``전문가`` → ``전문``) or miss forms. Callers
+  compare content words as substrings, where an over-stripped stem still matches.
+- :func:`split_sentences` returns character spans, so callers can cite or quote exact text.
+- :func:`contains_term` is the one containment test used for must-contain items, expected
+  terms and decline phrases.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Literal
+
+Language = Literal["ko", "de", "en"]
+
+# --- normalisation --------------------------------------------------------------------
+
+_WS = re.compile(r"\s+")
+# Typographic quotes fold to ASCII so that "don’t" and "don't" compare equal.
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'",
+                         "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"'})
+
+
+def normalize(text: str) -> str:
+    """NFKC (full-width ``ＡＢＣ１`` → ``ABC1``), typographic quotes → ASCII, casefold
+    (``ß`` → ``ss``), whitespace runs → one space, stripped at both ends."""
+    folded = unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold()
+    return _WS.sub(" ", folded).strip()
+
+
+# --- language guess -------------------------------------------------------------------
+
+_HANGUL = "\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f"
+_HANGUL_RE = re.compile(f"[{_HANGUL}]")
+_LATIN_RE = re.compile(r"[A-Za-z\u00c0-\u024f]")
+_WORD_RE = re.compile(r"[^\W\d_]+")
+_UMLAUT_RE = re.compile(r"[äöüÄÖÜß]")
+# Frequent German words that are not (frequent) English words.
+_DE_MARKERS = frozenset(
+    "und der das ist nicht mit für wie was welche welcher welches welchen wann wer wo warum "
+    "gibt es ein eine einen einem einer werden wird sind beträgt innerhalb bis auf bei nach "
+    "oder zu dem den des ich sie wir kann können muss müssen gilt lange viele wieviel "
+    "wie viele kostet dauert im vom zum zur über".split()
+)
+_EN_MARKERS = frozenset(
+    "the is are what which how of and to does do with for when who where why can "
+    "this that be by on from".split()
+)
+
+
+def guess_language(text: str) -> Language:
+    """A coarse guess: ``ko`` when Hangul is at least a quarter as frequent as Latin letters;
+    ``de`` when the text has umlauts/ß or more German than English marker words; else ``en``.
+
+    Meant for picking a decline message or a number convention, not for routing documents.
+    """
+    hangul = len(_HANGUL_RE.findall(text))
+    latin = len(_LATIN_RE.findall(text))
+    if hangul and hangul * 4 >= latin:
+        return "ko"
+    words = [w.casefold() for w in _WORD_RE.findall(text)]
+    de = sum(w in _DE_MARKERS for w in words)
+    en = sum(w in _EN_MARKERS for w in words)
+    if _UMLAUT_RE.search(text) and de >= en:
+        return "de"
+    return "de" if de > en else "en"
+
+
+# --- tokens and content words ---------------------------------------------------------
+
+# Numbers with decimal/thousands separators stay one token (``99.5``, ``3,000만원``).
+_TOKEN_RE = re.compile(r"\d+(?:[.,]\d+)+\w*|\w+")
+
+
+def tokens(text: str) -> list[str]:
+    """Word tokens (Unicode ``\\w+``) of ``normalize(text)``; numbers such as ``99.5``,
+    ``3,000`` or ``1.2.3`` stay whole, with any letters attached to them (``6개월``)."""
+    return _TOKEN_RE.findall(normalize(text))
+
+
+def _norm_set(words: str) -> frozenset[str]:
+    return frozenset(normalize(w) for w in words.split())
+
+
+STOPWORDS: dict[Language, frozenset[str]] = {
+    "ko": _norm_set(
+        "무엇 무슨 어떤 어떻게 언제 어디 어디서 어디에 누구 누가 왜 몇 얼마 얼마나 "
+        "있나요 있습니까 있는 있다 있는지 있습니다 없나요 없는 합니까 하나요 하는지 "
+        "인가요 입니까 입니다 이다 됩니까 되나요 되는지 해당 알려 알려주세요 주세요 "
+        "해야 하는 하여야 한다 되는 된다 하기 하고 하며 있어야 되어야 할 될 합니다 됩니다 하다 "
+        "그 이 저 것 수 등 및 또는 그리고 대한 대해 대하여 관한 관련 위한 위해 통해 경우 "
+        "의 을 를 은 는 이 가 에 도 와 과 로 만 "
+        # one-syllable counters: too short to match anything meaningfully as a substring
+        "년 월 일 개 명 번 시 분 초 주 회 건"
+    ),
+    "de": _norm_set(
+        "was wer wie wo wann warum weshalb welche welcher welches welchen welchem wieviel "
+        "wieviele viele viel lange der die das den dem des ein eine einen einem einer eines "
+        "und oder ist sind war waren wird werden wurde hat haben gibt es ich sie wir ihr man "
+        "mit für von zu zum zur im in am an auf bei nach aus um über unter nicht auch noch "
+        "kann können muss müssen soll sollen darf dürfen mein meine ihre ihr bitte"
+    ),
+    "en": _norm_set(
+        "what which who whom whose when where why how many much long is are was were be been "
+        "being do does did the a an of to in on at for by with from and or as it its this "
+        "that these those there their they i you we my our your can could should would will "
+        "shall must may might has have had not any if about into than then so please tell me"
+    ),
+}
+_ALL_STOPWORDS = frozenset().union(*STOPWORDS.values())
+
+# Korean particles and common endings, longest first (so ``에서`` wins over ``서``-less ``에``).
+KO_SUFFIXES: tuple[str, ...] = tuple(sorted(set(
+    """은 는 이 가 을 를 의 에 에서 에게 으로 로 와 과 도 만 까지 부터 이며 이고 이다
+    입니다 합니다 하여야 해야 한다 하는 된다 되는 인가요 인가 나요 까요 는지 은지
+    에서는 에서도 에는 에도 으로는 로는 과의 와의 에게는 까지는 부터는 이나 이란 이라
+    이라는 이라고 인지 입니까 합니까 됩니까 됩니다 하나요 하는지 되나요 되는지 하고 하며
+    하면 하여 하지 했다 했습니다 되었다 되어야 되며 될 할 하기 으로서 로서 으로써 로써
+    처럼 보다 마다 이면 이라면 께서 한테 한가요 한지 할까요 일까요 인데 하다 이어야 여야""".split()
+), key=lambda s: (-len(s), s)))
+_MIN_STEM = 2
+
+
+def _is_hangul(ch: str) -> bool:
+    return bool(_HANGUL_RE.match(ch))
+
+
+def strip_korean_suffix(token: str, *, min_stem: int = _MIN_STEM) -> str:
+    """Drop one Korean particle or verb ending (longest first) from a token that ends in
+    Hangul, keeping at least ``min_stem`` characters: ``보증기간은`` → ``보증기간``,
+    ``운영합니다`` → ``운영``, ``나이`` stays (``나`` would be too short).
+
+    ``만`` after a number (``3천만``) is a multiplier, not the particle "only", and is kept.
+    """
+    if not token or not _is_hangul(token[-1]):
+        return token
+    for suffix in KO_SUFFIXES:
+        if token.endswith(suffix) and len(token) - len(suffix) >= min_stem:
+            stem = token[: -len(suffix)]
+            if suffix == "만" and (stem[-1].isdigit() or stem[-1] in "천백십억"):
+                continue
+            return stem
+    return token
+
+
+def content_words(text: str, *, lang: Language | None = None) -> list[str]:
+    """Tokens of ``text`` without stopwords, Korean tokens stripped of particles/endings.
+
+    ``lang`` picks one stopword list; ``None`` uses the union of the ko/de/en lists (the
+    safe choice for mixed Korean–English RFPs). Order and duplicates are kept.
+    """
+    stop = STOPWORDS[lang] if lang is not None else _ALL_STOPWORDS
+    out: list[str] = []
+    for tok in tokens(text):
+        if tok in stop:
+            continue
+        stem = strip_korean_suffix(tok)
+        # "년인가요" keeps its ending (the stem would be one syllable), yet it is a stopword
+        if stem in stop or strip_korean_suffix(tok, min_stem=1) in stop:
+            continue
+        out.append(stem)
+    return out
+
+
+# --- sentences ------------------------------------------------------------------------
+
+_LINE_RE = re.compile(r"[^\n\r]+")
+_CLOSERS = "\"')]}»”’」』›"
+_ALWAYS_END = "。！？"
+_END = ".!?…" + _ALWAYS_END
+# Compared lowercased, without the final period: "z.B." → "z.b".
+ABBREVIATIONS = frozenset(
+    """z.b e.g i.e u.a d.h bzw ca usw vgl ggf inkl zzgl evtl nr no dr prof mr mrs ms st abs art
+    ziff bzgl sog max min mind approx vs fig abb tab kap pp vol ed al""".split()
+)
+_ENUM_RE = re.compile(r"\s*(?:[-*•·▪○●□■※]\s*)?(?:\d+\.)*\d+")
+_KO_DATE_TAIL = re.compile(r"\d{4}\.\s*\d{1,2}\.\s*\d{1,2}$")
+_MONTH_AHEAD = re.compile(
+    r"(?:Januar|Jänner|Februar|März|April|Mai|Juni|Juli|August|September|Oktober|November"
+    r"|Dezember)\b"
+)
+_ABBR_TAIL = re.compile(r"[A-Za-z\u00c0-\u024f.]+$")
+
+
+def _is_table_line(line: str) -> bool:
+    return line.lstrip().startswith("|")
+
+
+_WINDOW = 32
+
+
+def _period_ends_sentence(text: str, i: int, line_start: int) -> bool:
+    """Whether the single ``.`` at ``text[i]`` may end a sentence (the caller has checked
+    what follows it): not an abbreviation, initial, list number or Korean date."""
+    # bounded windows around the period keep splitting linear in the text length
+    before = text[max(line_start, i - _WINDOW) : i]
+    rest = text[i + 1 : i + 1 + _WINDOW].lstrip(" \t")
+    if rest[:1].islower() or _MONTH_AHEAD.match(rest):
+        return False  # "3. und", "am 1. Juli": sentences do not start lowercase
+    if before and before[-1].isdigit():
+        at_line_start = i - line_start <= _WINDOW and _ENUM_RE.fullmatch(before)
+        if at_line_start or _KO_DATE_TAIL.search(before):
+            return False
+        if rest[:1].isdigit():  # "2026. 7. 1" and other dotted numbers
+            return False
+    m = _ABBR_TAIL.search(before)
+    if m:
+        word = m.group().strip(".").lower()
+        if word in ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
+            return False
+    return True
+
+
+def _sentence_ends(text: str, start: int, end: int) -> list[int]:
+    """Offsets (exclusive) where sentences end inside the line ``text[start:end]``."""
+    ends: list[int] = []
+    i = start
+    while i < end:
+        ch = text[i]
+        if ch not in _END:
+            i += 1
+            continue
+        j = i
+        while j < end and text[j] in _END:
+            j += 1
+        while j < end and text[j] in _CLOSERS:
+            j += 1
+        nxt = text[j] if j < end else ""
+        prev = text[i - 1] if i > start else ""
+        always = any(c in _ALWAYS_END for c in text[i:j])
+        spaced = nxt == "" or nxt.isspace()
+        korean_runon = nxt != "" and _is_hangul(nxt) and prev != "" and _is_hangul(prev)
+        single_period = text[i:j].rstrip(_CLOSERS) == "."
+        if always or ((spaced or korean_runon)
+                      and (not single_period or _period_ends_sentence(text, i, start))):
+            ends.append(j)
+        i = j
+    return ends
+
+
+def _strip_span(text: str, a: int, b: int) -> tuple[int, int]:
+    while a < b and text[a].isspace():
+        a += 1
+    while b > a and text[b - 1].isspace():
+        b -= 1
+    return a, b
+
+
+_HAS_WORD = re.compile(r"\w")
+
+
+def split_sentences(text: str) -> list[tuple[int, int]]:
+    """Sentence spans ``(start, end)`` into ``text``, in order, stripped of whitespace.
+
+    A sentence ends at a newline, or after ``.``/``!``/``?``/``…`` followed by whitespace or
+    the end of the line (or directly by Hangul after Hangul, ``한다.다음``), and always after
+    ``。！？``. A period does not end a sentence inside a number (``99.5``, ``1.2.3``), after a
+    list number at the start of a line (``1.``), inside a Korean date (``2026. 7. 1.``),
+    after an abbreviation (``z.B.``, ``e.g.``, ``Nr.``) or a single-letter initial. Table
+    lines (starting with ``|``) are one sentence each. Spans without any word character
+    (``---``, a lone bullet) are dropped.
+    """
+    spans: list[tuple[int, int]] = []
+    for m in _LINE_RE.finditer(text):
+        ls, le = m.start(), m.end()
+        cuts = [] if _is_table_line(m.group()) else _sentence_ends(text, ls, le)
+        a = ls
+        for b in [*cuts, le]:
+            s, e = _strip_span(text, a, b)
+            if s < e and _HAS_WORD.search(text, s, e):
+                spans.append((s, e))
+            a = b
+    return spans
+
+
+# --- containment ----------------------------------------------------------------------
+
+_MIXED_GAP = re.compile(
+    rf"(?<=[{_HANGUL}])\s+(?=[0-9a-z\u00e0-\u024f])|(?<=[0-9a-z\u00e0-\u024f])\s+(?=[{_HANGUL}])"
+)
+
+
+def _squash(text: str) -> str:
+    return _MIXED_GAP.sub("", normalize(text))
+
+
+def contains_term(haystack: str, term: str) -> bool:
+    """Whether ``term`` occurs in ``haystack``, case- and width-insensitively (both go
+    through :func:`normalize`), ignoring spaces between a Hangul run and a Latin/digit run
+    (``API연계`` matches ``API 연계``).
+
+    A term that starts or ends with a digit must not continue a longer number in the
+    haystack: ``6개월`` is not in ``16개월``, ``99.5`` is not in ``99.55``. A blank term
+    never matches, so a blank label cannot pass an answer silently.
+    """
+    needle = _squash(term)
+    if not needle:
+        return False
+    pattern = re.escape(needle)
+    if needle[0].isdigit():
+        pattern = r"(?<!\d)(?<!\d[.,])" + pattern
+    if needle[-1].isdigit():
+        pattern += r"(?!\d)(?![.,]\d)"
+    return re.search(pattern, _squash(haystack)) is not None

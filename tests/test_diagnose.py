@@ -1,0 +1,277 @@
+"""Each failure detector, triggered by a small hand-built case (and one that must not fire)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ragassay.config import DiagnoseConfig
+from ragassay.diagnose import DETECTORS, LABELS, UNOBSERVABLE, Case, count_labels, diagnose
+from ragassay.gold import anchor_gold
+from ragassay.index import Index
+from ragassay.schema import Answer, Chunk, Citation, Document, GoldEvidence, GoldRecord, Question
+
+CFG = DiagnoseConfig()
+
+
+def chunk(doc: str, seq: int, text: str, start: int, page: tuple[int, int] | None = None) -> Chunk:
+    return Chunk(chunk_id=f"{doc}::chunk-{seq:03d}", doc_id=doc, title=doc, text=text,
+                 char_span=(start, start + len(text)), page_span=page, seq=seq)
+
+
+def make_index(chunks: list[Chunk], docs: list[Document] | None = None) -> Index:
+    if docs is None:
+        docs = [Document(doc_id=d) for d in dict.fromkeys(c.doc_id for c in chunks)]
+    return Index(path=Path("."), meta={}, documents=docs, chunks=chunks,
+                 embeddings=np.zeros((len(chunks), 4), dtype=np.float32))
+
+
+BASE = [
+    chunk("a", 1, "하자보수 기간은 검수 완료일로부터 2년으로 한다. "
+                  "계약상대자는 무상으로 보수한다.", 0),
+    chunk("a", 2, "지체상금률은 계약금액의 0.5%로 한다.", 60),
+    chunk("b", 1, "하자보수 기간은 검수 완료일로부터 1년으로 한다.", 0),
+    chunk("b", 2, "서버 가용성은 99.5% 이상이어야 한다.", 40),
+]
+
+
+def make_case(question: str = "A기관 하자보수 기간은?", *, answerable: bool = True,
+              must: list[str] | None = None, gold: list[dict[str, Any]] | None = None,
+              ranked: list[str] | None = None, answer: Answer | None = None,
+              scores: dict[str, Any] | None = None, chunks: list[Chunk] | None = None,
+              docs: list[Document] | None = None, hit_scores: list[float] | None = None,
+              top_k: int = 3) -> Case:
+    index = make_index(chunks or BASE, docs)
+    q = Question(question_id="q1", question=question, answerable=answerable,
+                 must_contain=must if must is not None else (["2년"] if answerable else []))
+    labels = gold if gold is not None else (
+        [{"chunk_id": "a::chunk-001", "doc_id": "a", "support_claim": "검수 완료일로부터 2년"}]
+        if answerable else [])
+    records = {"q1": GoldRecord(question_id="q1",
+                                gold_evidence=[GoldEvidence(**g) for g in labels])}
+    qgold = anchor_gold([q], records, index)["q1"]
+    ranked = ranked if ranked is not None else ["a::chunk-001", "b::chunk-001", "a::chunk-002"]
+    answer = answer or Answer(text="검수 완료일로부터 2년으로 한다. [a::chunk-001]",
+                              status="supported", citations=[Citation(chunk_id="a::chunk-001")])
+    base_scores = {"declined": answer.status != "supported", "cited_ids":
+                   [c.chunk_id for c in answer.citations], "correct": 1, "groundedness": 1,
+                   "groundedness_reason": "", "must_contain_found": list(q.must_contain),
+                   "hallucination_flag": 0, "answer_relevancy": 1.0}
+    base_scores.update(scores or {})
+    return Case(question=q, gold=qgold, ranked=ranked,
+                scores=hit_scores if hit_scores is not None else [0.9] * len(ranked),
+                context_ids=ranked[:top_k], answer=answer, answer_scores=base_scores,
+                retrieval={"rank": 1}, top_k=top_k, index=index)
+
+
+def labels_of(case: Case) -> set[str]:
+    return set(diagnose(case, CFG))
+
+
+def test_taxonomy_has_24_labels_all_accounted_for() -> None:
+    assert len(LABELS) == 24 == len(set(LABELS))
+    assert set(DETECTORS).isdisjoint(UNOBSERVABLE)
+    assert set(DETECTORS) | set(UNOBSERVABLE) == set(LABELS)
+    counts = count_labels([{"answer_failure.failed_to_abstain": {}}, {}])
+    assert list(counts) == list(LABELS)
+    assert counts["answer_failure.failed_to_abstain"] == 1 and sum(counts.values()) == 1
+
+
+def test_passing_question_has_no_failure() -> None:
+    assert labels_of(make_case()) == set()
+
+
+def test_gold_not_in_top_k_and_wording_mismatch() -> None:
+    case = make_case("고장 나면 공짜로 고쳐주나요?", ranked=["b::chunk-002", "a::chunk-002"],
+                     gold=[{"chunk_id": "a::chunk-001", "support_claim": "무상으로 보수한다"}],
+                     scores={"correct": 0, "must_contain_found": []})
+    found = diagnose(case, CFG)
+    assert "retrieval_failure.gold_evidence_not_in_top_k" in found
+    assert found["retrieval_failure.gold_evidence_not_in_top_k"]["top_hits"] == [
+        "b::chunk-002", "a::chunk-002"]
+    assert "retrieval_failure.query_wording_mismatch" in found
+    # The same miss with shared wording is not a wording mismatch.
+    case = make_case("무상 보수 조건은?", ranked=["b::chunk-002"],
+                     gold=[{"chunk_id": "a::chunk-001", "support_claim": "무상으로 보수한다"}])
+    assert "retrieval_failure.query_wording_mismatch" not in labels_of(case)
+
+
+def test_gold_ranked_too_low() -> None:
+    filler = [chunk("f", i, f"무관한 문장 {i}", i * 20) for i in range(1, 7)]
+    ranked = [c.chunk_id for c in filler] + ["a::chunk-001"]
+    case = make_case(chunks=BASE + filler, ranked=ranked, top_k=10)
+    found = diagnose(case, CFG)
+    assert found["retrieval_failure.gold_evidence_ranked_too_low"]["rank"] == 7
+    assert "retrieval_failure.gold_evidence_not_in_top_k" not in found
+
+
+def test_wrong_similar_clause() -> None:
+    case = make_case(ranked=["b::chunk-001", "a::chunk-001"],
+                     answer=Answer(text="검수 완료일로부터 1년으로 한다. [b::chunk-001]",
+                                   status="supported",
+                                   citations=[Citation(chunk_id="b::chunk-001")]),
+                     scores={"correct": 0, "must_contain_found": [], "hallucination_flag": 1})
+    found = diagnose(case, CFG)
+    ev = found["retrieval_failure.wrong_similar_clause"]
+    assert ev["top_chunk_id"] == "b::chunk-001" and ev["same_document"] is False
+    assert ev["similarity"] >= CFG.similar_clause
+    assert "answer_failure.hallucinated_requirement" in found  # another agency's clause as answer
+
+
+def test_chunk_boundary_split() -> None:
+    chunks = [chunk("s", 1, "제안서는 기술평가 80점과 가격평가", 0),
+              chunk("s", 2, "가격평가 20점으로 평가한다.", 14)]
+    case = make_case("평가 배점은?", chunks=chunks, must=["80점", "20점"],
+                     gold=[{"chunk_id": "s::chunk-001", "doc_id": "s",
+                            "support_claim": "기술평가 80점과 가격평가 20점"}],
+                     ranked=["s::chunk-001"], top_k=1,
+                     answer=Answer(text="기술평가 80점 [s::chunk-001]", status="supported",
+                                   citations=[Citation(chunk_id="s::chunk-001")]),
+                     scores={"correct": 0, "must_contain_found": ["80점"]})
+    found = diagnose(case, CFG)
+    assert case.gold.evidence[0].split and case.gold.evidence[0].chunk_ids == [
+        "s::chunk-001", "s::chunk-002"]
+    assert found["retrieval_failure.chunk_boundary_split"]["claims"][0]["chunk_ids"] == [
+        "s::chunk-001", "s::chunk-002"]
+    assert found["retrieval_failure.multi_chunk_evidence_missing"] == {
+        "found": ["s::chunk-001"], "missing": ["s::chunk-002"]}
+    assert found["answer_failure.partial_answer"] == {"found": ["80점"], "missing": ["20점"]}
+
+
+def test_table_and_figure_lost_in_parsing() -> None:
+    docs = [Document(doc_id="a"), Document(doc_id="b", dropped={"tables": 1})]
+    case = make_case(docs=docs, gold=[{"chunk_id": "b::chunk-002", "doc_id": "b",
+                                       "support_claim": "유지관리 인력 3명"}],
+                     scores={"correct": 0, "must_contain_found": []})
+    found = diagnose(case, CFG)
+    assert found["parsing_failure.table_content_lost"]["evidence"][0]["doc_id"] == "b"
+    assert "parsing_failure.figure_content_ignored" not in found
+    docs = [Document(doc_id="a"), Document(doc_id="b", dropped={"images": 2})]
+    case = make_case(docs=docs, gold=[{"chunk_id": "b::chunk-002", "doc_id": "b",
+                                       "support_claim": "구성도 참조"}])
+    assert "parsing_failure.figure_content_ignored" in labels_of(case)
+
+
+def test_stale_label_without_explanation_is_an_evaluation_failure() -> None:
+    case = make_case(gold=[{"chunk_id": "zz::chunk-009", "support_claim": "없는 문장"}])
+    found = diagnose(case, CFG)
+    assert found["evaluation_failure.no_gold_evidence"]["reason"].startswith("gold label could")
+    case = make_case(gold=[])
+    assert diagnose(case, CFG)["evaluation_failure.no_gold_evidence"] == {
+        "reason": "gold_evidence is empty"}
+
+
+def test_page_metadata_missing_and_missing_page_number() -> None:
+    chunks = [chunk("p", 1, "하자보수 기간은 검수 완료일로부터 2년으로 한다.", 0, page=None)]
+    docs = [Document(doc_id="p", num_pages=12)]
+    case = make_case(chunks=chunks, docs=docs, ranked=["p::chunk-001"],
+                     gold=[{"chunk_id": "p::chunk-001", "support_claim": "2년으로 한다"}],
+                     answer=Answer(text="2년 [p::chunk-001]", status="supported",
+                                   citations=[Citation(chunk_id="p::chunk-001")]))
+    found = diagnose(case, CFG)
+    assert found["parsing_failure.page_metadata_missing"]["chunks"][0]["num_pages"] == 12
+    assert found["citation_failure.missing_page_number"]["citations"][0]["chunk_id"] == (
+        "p::chunk-001")
+
+
+def test_header_footer_noise() -> None:
+    header = "Harbor City Port Authority - RFP 7 - Confidential"
+    body = [f"{header}\nPage {i} of 4\nSection {i} text about cranes and berths.\n"
+            for i in range(1, 5)]
+    text = "".join(body)
+    noisy = f"{header}\nPage 9 of 4\n{header}\n"
+    chunks = [chunk("h", 1, text, 0), chunk("h", 2, noisy, len(text)),
+              chunk("g", 1, "Berth 4 accepts vessels up to 300 m.", 0)]
+    case = make_case("How long may vessels at berth 4 be?", chunks=chunks, must=["300 m"],
+                     gold=[{"chunk_id": "g::chunk-001", "support_claim": "up to 300 m"}],
+                     ranked=["h::chunk-002", "g::chunk-001"],
+                     scores={"correct": 0, "must_contain_found": []})
+    found = diagnose(case, CFG)
+    assert found["parsing_failure.header_footer_noise"]["noisy_hits"][0]["chunk_id"] == (
+        "h::chunk-002")
+
+
+def test_korean_english_mixed_text_issue() -> None:
+    chunks = [chunk("m", 1, "외부 시스템과 API연계 방식으로 통신한다.", 0)]
+    case = make_case("API 연계 방식은?", chunks=chunks, ranked=["m::chunk-001"], must=["API 연계"],
+                     gold=[{"chunk_id": "m::chunk-001", "required_terms": ["API 연계"]}],
+                     scores={"correct": 0, "must_contain_found": []})
+    assert diagnose(case, CFG)["parsing_failure.korean_english_mixed_text_issue"] == {
+        "terms": [{"chunk_id": "m::chunk-001", "term": "API 연계"}]}
+
+
+def test_correct_answer_wrong_citation() -> None:
+    case = make_case(answer=Answer(text="2년 [a::chunk-002]", status="supported",
+                                   citations=[Citation(chunk_id="a::chunk-002")]),
+                     scores={"hallucination_flag": 1})
+    found = labels_of(case)
+    assert "citation_failure.correct_answer_wrong_citation" in found
+    assert "answer_failure.hallucinated_requirement" not in found  # the answer is right
+
+
+def test_insufficient_citation() -> None:
+    case = make_case(answer=Answer(text="2년입니다.", status="supported"),
+                     scores={"groundedness": 0, "groundedness_reason": "no source"})
+    found = diagnose(case, CFG)
+    assert found["citation_failure.insufficient_citation"] == {
+        "reason": "supported answer cites nothing"}
+    assert "citation_failure.citation_does_not_support_claim" not in found
+
+
+def test_citation_does_not_support_claim() -> None:
+    case = make_case(answer=Answer(text="3년 [a::chunk-001]", status="supported",
+                                   citations=[Citation(chunk_id="a::chunk-001")]),
+                     scores={"groundedness": 0, "groundedness_reason": "number 3년 not in source",
+                             "correct": 0, "must_contain_found": []})
+    found = diagnose(case, CFG)
+    assert found["citation_failure.citation_does_not_support_claim"]["groundedness_reason"] == (
+        "number 3년 not in source")
+    assert found["answer_failure.hallucinated_requirement"] == {"numbers_not_in_context": ["3년"]}
+
+
+def test_vague_citation_for_multiple_claims() -> None:
+    answer = Answer(text="하자보수는 2년이다. 지체상금률은 0.5%이다.", status="supported",
+                    citations=[Citation(chunk_id="a::chunk-001"),
+                               Citation(chunk_id="a::chunk-002")])
+    case = make_case(answer=answer)
+    assert diagnose(case, CFG)["citation_failure.vague_citation_for_multiple_claims"] == {
+        "sentences": 2, "cited": ["a::chunk-001", "a::chunk-002"]}
+
+
+def test_overconfident_weak_evidence() -> None:
+    case = make_case(hit_scores=[0.1, 0.05, 0.01])
+    assert diagnose(case, CFG)["answer_failure.overconfident_weak_evidence"] == {
+        "best_score": 0.1, "threshold": CFG.weak_evidence_score}
+
+
+def test_wrong_synthesis_covers_a_decline_with_gold_in_context() -> None:
+    answer = Answer(text="제공된 문서에서 답을 찾을 수 없습니다.", status="insufficient")
+    case = make_case(answer=answer, scores={"correct": 0, "must_contain_found": []})
+    assert diagnose(case, CFG)["answer_failure.wrong_synthesis"] == {
+        "declined": True, "gold_in_context": ["a::chunk-001"]}
+
+
+def test_failed_to_abstain() -> None:
+    case = make_case("예산 총액은?", answerable=False,
+                     answer=Answer(text="지체상금률은 0.5%로 한다. [a::chunk-002]",
+                                   status="supported",
+                                   citations=[Citation(chunk_id="a::chunk-002")]),
+                     scores={"correct": 0, "must_contain_found": [], "hallucination_flag": 1})
+    found = labels_of(case)
+    assert "answer_failure.failed_to_abstain" in found
+    assert "evaluation_failure.no_gold_evidence" not in found  # unanswerable: no gold expected
+
+
+def test_metric_missing() -> None:
+    case = make_case(must=[], scores={"correct": None, "answer_relevancy": None})
+    assert diagnose(case, CFG)["evaluation_failure.metric_missing"] == {"missing": {
+        "correct": "question has no must_contain",
+        "answer_relevancy": "question has no expected_terms"}}
+
+
+@pytest.mark.parametrize("label", sorted(UNOBSERVABLE))
+def test_unobservable_labels_are_documented(label: str) -> None:
+    assert len(UNOBSERVABLE[label]) > 40
