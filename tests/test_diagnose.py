@@ -123,7 +123,7 @@ def test_wrong_similar_clause() -> None:
 
 def test_chunk_boundary_split() -> None:
     chunks = [chunk("s", 1, "제안서는 기술평가 80점과 가격평가", 0),
-              chunk("s", 2, "가격평가 20점으로 평가한다.", 14)]
+              chunk("s", 2, "가격평가 20점으로 평가한다.", 15)]
     case = make_case("평가 배점은?", chunks=chunks, must=["80점", "20점"],
                      gold=[{"chunk_id": "s::chunk-001", "doc_id": "s",
                             "support_claim": "기술평가 80점과 가격평가 20점"}],

@@ -163,11 +163,20 @@ def similarity(a: str, b: str) -> float:
     return 2 * sum((ga & gb).values()) / total if total else 0.0
 
 
+def coverage(claim: str, text: str) -> float:
+    """Share of the claim's character 3-grams that the text holds (spaces ignored)."""
+    gc = _grams(claim)
+    total = sum(gc.values())
+    return sum((gc & _grams(text)).values()) / total if total else 0.0
+
+
 def wrong_similar_clause(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """The top hit is not gold but holds a near-duplicate of the gold claim.
 
-    The claim is compared with each sentence of the top hit (Dice on character 3-grams,
-    threshold `similar_clause`); labels without a claim compare whole chunk texts.
+    Each sentence of the top hit is scored by how much of the claim's wording it covers
+    (character 3-grams; threshold `similar_clause`): a clause copied from another agency's
+    RFP with a different number covers most of it. Labels without a claim compare whole
+    chunk texts (Dice).
     """
     if not case.gold_ids or not case.ranked or case.ranked[0] in case.gold_ids:
         return None
@@ -181,7 +190,7 @@ def wrong_similar_clause(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | No
         if claim:
             for a, b in split_sentences(top_text):
                 sent = top_text[a:b]
-                best = max(best, (similarity(claim, sent), sent, claim))
+                best = max(best, (coverage(claim, sent), sent, claim))
         else:
             for cid in ev.chunk_ids:
                 best = max(best, (similarity(case.text(cid), top_text), top_text, case.text(cid)))

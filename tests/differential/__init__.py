@@ -1,0 +1,1 @@
+"""Differential tests against independent reference implementations (pytrec_eval)."""
