@@ -131,7 +131,8 @@ def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
                 status: AnchorStatus = "split" if label.chunk_id in (a, b) else "reanchored"
                 return AnchoredEvidence(label, status, [a, b], f"the {by} spans two "
                                         "adjacent chunks", [a, b], split=True)
-    doc = index.document(label.doc_id) if label.doc_id and index.has_document(label.doc_id) else None
+    known_doc = bool(label.doc_id) and index.has_document(label.doc_id)
+    doc = index.document(label.doc_id) if known_doc else None
     if doc is not None and any(doc.dropped.values()):
         dropped = ", ".join(f"{n} {kind}" for kind, n in sorted(doc.dropped.items()) if n)
         kept = [label.chunk_id] if index.has(label.chunk_id) else []

@@ -13,10 +13,14 @@ import platform
 import shutil
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from rich.console import Console
+from rich.progress import track
 
 from . import __version__
 from .answer.extractive import ExtractiveAnswerer
@@ -29,7 +33,7 @@ from .metrics.answer import score_answer
 from .metrics.retrieval import retrieval_scores
 from .metrics.stats import aggregate
 from .report.summary import render_summary_md
-from .retrieve import DenseRetriever
+from .retrieve import DenseRetriever, Ranking
 from .schema import Answer, InputError, Question, write_jsonl
 
 RUN_FILES = ("metrics.json", "retrieved_chunks.jsonl", "answers.jsonl", "failure_cases.jsonl",
@@ -98,7 +102,11 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
     ks = cfg.retrieval_cutoffs()
     per_question: list[dict[str, Any]] = []
     answer_s = 0.0
-    for q, ranking in zip(questions, rankings, strict=True):
+    pairs: Iterable[tuple[Question, Ranking]] = zip(questions, rankings, strict=True)
+    if progress:
+        pairs = track(pairs, total=len(questions), description="answering",
+                      console=Console(stderr=True), transient=True)
+    for q, ranking in pairs:
         ranked = [h.chunk_id for h in ranking.hits]
         context = [index.chunk(cid) for cid in ranked]
         t0 = time.perf_counter()
@@ -138,7 +146,7 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
     return RunResult(run_id, run_dir, metrics, per_question)
 
 
-def _score_question(cfg: EvalConfig, q: Question, qgold: QuestionGold, ranking: Any,
+def _score_question(cfg: EvalConfig, q: Question, qgold: QuestionGold, ranking: Ranking,
                     ranked: list[str], answer: Answer, index: Index, ks: list[int],
                     answer_ms: float, n_questions: int, retrieve_s: float) -> dict[str, Any]:
     grades = qgold.grades if qgold.usable else {}
