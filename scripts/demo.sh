@@ -4,6 +4,6 @@
 # Extra arguments go to the contract command (e.g. --run-id demo --force).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. scripts/_env.sh
+. scripts/_env.sh ""
 ragassay index --source data/raw --out data/index --if-stale
 python -m eval.naive_rag.run_eval --config configs/eval/rag_quality_v1.yaml "$@"
