@@ -4,5 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/_env.sh test
-ruff check src tests eval bench scripts
+ruff check .
 python -m pytest "$@"
