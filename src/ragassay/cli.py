@@ -14,7 +14,7 @@ from .schema import InputError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Measure a RAG system question by question: found, grounded, right.")
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True, highlight=False)
 out = Console()
 
 T = TypeVar("T")
