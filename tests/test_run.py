@@ -16,7 +16,7 @@ from ragassay.diagnose import LABELS
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = "configs/eval/rag_quality_v1.yaml"
 FILES = {"metrics.json", "retrieved_chunks.jsonl", "answers.jsonl", "failure_cases.jsonl",
-         "summary.md"}
+         "summary.md", "report.html"}
 
 
 def run_eval(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -71,7 +71,7 @@ def test_contract_files_and_counts(contract_run: Path) -> None:
 def test_rerun_same_id_is_refused_then_forced_identically(contract_run: Path) -> None:
     root = contract_run.parent
     before = json.loads((contract_run / "metrics.json").read_text(encoding="utf-8"))
-    stable = ("retrieved_chunks.jsonl", "failure_cases.jsonl", "summary.md")
+    stable = ("retrieved_chunks.jsonl", "failure_cases.jsonl", "summary.md")  # no timings
     before_bytes = {name: (contract_run / name).read_bytes() for name in stable}
     proc = run_eval("--config", CONFIG, "--run-id", "e2e", "--output-root", str(root))
     assert proc.returncode == 2

@@ -1,4 +1,4 @@
-"""Command line: `ragassay index|run` (and the contract entry `eval.naive_rag.run_eval`)."""
+"""Command line: `ragassay index|run|report` (and the contract entry `eval.naive_rag.run_eval`)."""
 
 from __future__ import annotations
 
@@ -98,6 +98,17 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
         output_root: RootOpt = None, quiet: QuietOpt = False) -> None:
     """Evaluate the configured pipeline and write the run folder."""
     _run(config, run_id, force, output_root, quiet)
+
+
+@app.command()
+def report(run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
+           out_file: Annotated[Path | None, typer.Option(
+               "--out", help="HTML file (default: RUN_DIR/report.html).")] = None) -> None:
+    """(Re)write the HTML report of a run folder."""
+    from .report.html import write_html
+
+    path = _guard(lambda: write_html(run_dir, out_file))
+    err.print(f"report → {path}")
 
 
 def run_eval_main(argv: list[str] | None = None) -> None:

@@ -32,12 +32,10 @@ from .index import Index, index_status, load_index
 from .metrics.answer import score_answer
 from .metrics.retrieval import retrieval_scores
 from .metrics.stats import aggregate
+from .report.html import write_html
 from .report.summary import render_summary_md
 from .retrieve import DenseRetriever, Ranking
 from .schema import Answer, InputError, Question, write_jsonl
-
-RUN_FILES = ("metrics.json", "retrieved_chunks.jsonl", "answers.jsonl", "failure_cases.jsonl",
-             "summary.md")
 
 
 @dataclass
@@ -281,6 +279,7 @@ def _write_run(run_dir: Path, run_id: str, metrics: dict[str, Any],
         for name, table in _rows(run_id, rows).items():
             write_jsonl(tmp / name, table)
         (tmp / "summary.md").write_text(render_summary_md(metrics, rows), encoding="utf-8")
+        write_html(tmp)
         if run_dir.exists():
             if not force:
                 raise InputError(run_dir, "run id already used; pass --force to replace it")

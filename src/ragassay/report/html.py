@@ -1,0 +1,598 @@
+"""A self-contained HTML page for one run folder: metrics with CIs, failure taxonomy, questions.
+
+The page reads only the run folder's artifacts (`metrics.json`, `retrieved_chunks.jsonl`,
+`answers.jsonl`, `failure_cases.jsonl`), carries its CSS inline and draws its charts as inline
+SVG with our own few lines of code: no script, no CDN, no network, so it opens from disk
+offline. Every piece of text from the run is escaped. The same folder gives a byte-identical
+page: rows keep their file order and the only time shown is the one `metrics.json` holds.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import os
+import re
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..schema import InputError, iter_jsonl
+
+ROW_FILES = ("retrieved_chunks.jsonl", "answers.jsonl", "failure_cases.jsonl")
+
+# Category of a failure label = its prefix; drawn in this order and these colours
+# (Okabe-Ito, readable by colour-blind readers). Unknown prefixes come last, in grey.
+CATEGORY_COLORS: dict[str, str] = {
+    "retrieval_failure": "#0072B2",
+    "parsing_failure": "#E69F00",
+    "citation_failure": "#009E73",
+    "answer_failure": "#CC79A7",
+    "evaluation_failure": "#7F7F7F",
+}
+OTHER_COLOR = "#999999"
+
+# Chart geometry in SVG user units (the SVG scales down with the window).
+LABEL_W = 190  # metric name column
+BAR_PLOT_W = 300  # the 0..1 axis
+VALUE_W = 56  # mean printed right of the axis
+ROW_H = 24
+BAR_H = 14
+FAIL_LABEL_W = 240
+FAIL_PLOT_W = 260
+MAX_CHUNKS_SHOWN = 10
+_HIT = re.compile(r"hit_at_(\d+)")
+_GOLD = '<span class="gold">gold</span>'
+
+
+@dataclass(frozen=True)
+class QuestionRow:
+    """One question joined across the row files; a missing row is an empty dict."""
+
+    question_id: str
+    question: str
+    retrieved: dict[str, Any]  # its line of retrieved_chunks.jsonl
+    answer: dict[str, Any]  # its line of answers.jsonl
+    failure: dict[str, Any]  # its line of failure_cases.jsonl ({} when it passed)
+
+
+# --- public --------------------------------------------------------------------------
+
+
+def render_html(run_dir: Path) -> str:
+    """The report page of `run_dir` as one HTML string (UTF-8, no external resource).
+
+    Raises InputError naming the file (and line) when an artifact is missing or malformed.
+    """
+    run_dir = Path(run_dir)
+    metrics = _read_metrics(run_dir / "metrics.json")
+    rows = _read_questions(run_dir)
+    title = f"ragassay run {metrics.get('run_id', run_dir.name)}"
+    body = [
+        _header_section(metrics, run_dir.name),
+        _metric_section(metrics, "retrieval", "Retrieval metrics"),
+        _metric_section(metrics, "answer", "Answer metrics"),
+        _failure_section(metrics, len(rows)),
+        _questions_section(rows),
+        _reanchored_section(metrics),
+    ]
+    return "\n".join([
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_e(title)}</title>",
+        f"<style>{_CSS}</style>",
+        "</head>",
+        "<body>",
+        *body,
+        "</body>",
+        "</html>",
+        "",
+    ])
+
+
+def write_html(run_dir: Path, out: Path | None = None) -> Path:
+    """Write the report page (default `run_dir/report.html`) atomically; return its path.
+
+    The page goes to a temporary file beside `out` and is renamed over it, so a reader never
+    sees half a page.
+    """
+    page = render_html(run_dir)
+    out = Path(out) if out is not None else Path(run_dir) / "report.html"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(page)
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return out
+
+
+# --- reading the run folder ----------------------------------------------------------
+
+
+def _read_metrics(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise InputError(path, "file not found; is this a run folder?")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"malformed JSON ({exc.msg})", line=exc.lineno) from None
+    if not isinstance(data, dict):
+        raise InputError(path, "expected a JSON object at the top level")
+    for group in ("retrieval", "answer"):
+        if not isinstance(data.get(group), dict):
+            raise InputError(path, "missing or not an object", field=group)
+    return data
+
+
+def _read_rows(path: Path) -> dict[str, dict[str, Any]]:
+    """question_id → row, in file order; a duplicate id is an error."""
+    rows: dict[str, dict[str, Any]] = {}
+    for line, row in iter_jsonl(path):
+        if not isinstance(row, dict):
+            raise InputError(path, "expected a JSON object", line=line)
+        qid = row.get("question_id")
+        if not isinstance(qid, str) or not qid:
+            raise InputError(path, "missing or empty", line=line, field="question_id")
+        if qid in rows:
+            raise InputError(path, f"duplicate question_id {qid!r}", line=line,
+                             field="question_id")
+        rows[qid] = row
+    return rows
+
+
+def _read_questions(run_dir: Path) -> list[QuestionRow]:
+    """Questions in the order they first appear in retrieved, then answers, then failures."""
+    retrieved, answers, failures = (_read_rows(run_dir / name) for name in ROW_FILES)
+    order = list(dict.fromkeys([*retrieved, *answers, *failures]))
+    out = []
+    for qid in order:
+        parts = (retrieved.get(qid, {}), answers.get(qid, {}), failures.get(qid, {}))
+        text = next((p["question"] for p in parts if isinstance(p.get("question"), str)), "")
+        out.append(QuestionRow(qid, text, *parts))
+    return out
+
+
+# --- small formatting helpers --------------------------------------------------------
+
+
+def _e(value: Any) -> str:
+    """Escaped text for HTML and SVG content or attribute values."""
+    return html.escape(str(value), quote=True)
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "—" if value is None else str(value)
+    return f"{value:.{digits}f}"
+
+
+def _px(value: float) -> str:
+    """An SVG coordinate with fixed precision, so pages compare byte for byte."""
+    return f"{value:.1f}"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _unit(value: float) -> float:
+    """Clamp to the 0..1 axis (a mean outside it still prints its true value)."""
+    return min(max(float(value), 0.0), 1.0)
+
+
+def _category(label: str) -> str:
+    return label.split(".", 1)[0]
+
+
+def _short(label: str) -> str:
+    return label.split(".", 1)[-1]
+
+
+def _color(category: str) -> str:
+    return CATEGORY_COLORS.get(category, OTHER_COLOR)
+
+
+def _yes_no(value: Any) -> str:
+    """1/True → yes, 0/False → no, anything else (None: not measured) → —."""
+    if value is None or not isinstance(value, (bool, int, float)):
+        return "—"
+    return "yes" if value else "no"
+
+
+def _table(header: list[str], rows: Iterable[str], cls: str = "") -> str:
+    """A table wrapped for horizontal scrolling; `rows` are ready-made `<tr>` strings."""
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    klass = f' class="{cls}"' if cls else ""
+    return (f'<div class="scroll"><table{klass}><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table></div>")
+
+
+# --- 1. header -----------------------------------------------------------------------
+
+
+def _header_section(m: dict[str, Any], folder: str) -> str:
+    prov = m.get("provenance") or {}
+    index = prov.get("index") or {}
+    emb = index.get("embedding") or {}
+    build = index.get("build") or {}
+    chunking = build.get("chunking") or {}
+    pipe = m.get("pipeline") or {}
+    counts = m.get("counts") or {}
+    answerer = (m.get("answerer") or {}).get("kind")
+    facts = [
+        ("pipeline", f"{pipe.get('name', '—')} (top_k {pipe.get('top_k', '—')}, "
+                     f"{pipe.get('retrieval_backend', '—')} retrieval"
+                     + (f", {answerer} answerer)" if answerer else ")")),
+        ("index model", f"{emb.get('backend', '—')} {emb.get('model', '—')} "
+                        f"(dimension {emb.get('dimension', '—')})"),
+        ("chunking", f"{chunking.get('strategy', '—')}, {chunking.get('chunk_size', '—')} chars, "
+                     f"overlap {chunking.get('overlap', '—')}; {build.get('num_chunks', '—')} "
+                     f"chunks from {build.get('num_documents', '—')} documents"),
+        ("questions", f"{counts.get('questions', '—')} ({counts.get('answerable', '—')} "
+                      f"answerable, {counts.get('unanswerable', '—')} unanswerable)"),
+        ("seed", f"{prov.get('seed', '—')} (bootstrap 95% confidence intervals)"),
+        ("config", f"{prov.get('config_path') or '—'} "
+                   f"(sha256 {str(prov.get('config_sha256') or '—')[:12]})"),
+        ("package", f"ragassay {(prov.get('package') or {}).get('version', '—')}"),
+    ]
+    created = (m.get("timings") or {}).get("created_at")
+    if created:
+        facts.append(("created", str(created)))
+    dl = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in facts)
+    parts = [f"<header><h1>Run <code>{_e(m.get('run_id', folder))}</code></h1>",
+             f'<dl class="facts">{dl}</dl>']
+    if index.get("stale"):
+        parts.append(f'<p class="warn"><strong>Warning: the index is stale</strong> — '
+                     f"{_e(index['stale'])}. Rebuild it before trusting these numbers.</p>")
+    parts.append("</header>")
+    return "\n".join(parts)
+
+
+# --- 2. metrics ----------------------------------------------------------------------
+
+
+def _ci_text(agg: dict[str, Any]) -> str:
+    lo, hi = agg.get("ci_low"), agg.get("ci_high")
+    return f"[{_num(lo)}, {_num(hi)}]" if _is_number(lo) and _is_number(hi) else "—"
+
+
+def _metric_row(name: str, agg: dict[str, Any]) -> str:
+    mean = agg.get("mean")
+    mean_cell = (f'<td class="num">{_num(mean)}</td>' if _is_number(mean)
+                 else '<td class="num nm">not measured</td>')
+    return (f"<tr><td>{_e(name)}</td>{mean_cell}<td class=\"num\">{_e(_ci_text(agg))}</td>"
+            f'<td class="num">{_e(agg.get("n", "—"))}</td>'
+            f'<td class="num">{_e(agg.get("missing", "—"))}</td></tr>')
+
+
+def metric_chart(aggs: dict[str, dict[str, Any]], label: str) -> str:
+    """Horizontal bars of the means on a 0..1 axis, the bootstrap CI drawn as a whisker.
+
+    A metric whose mean is None keeps its row, written "not measured (k missing)".
+    """
+    names = list(aggs)
+    top, bottom = 6, 22
+    width = LABEL_W + BAR_PLOT_W + VALUE_W
+    height = top + ROW_H * len(names) + bottom
+    plot_bottom = top + ROW_H * len(names)
+    out = [f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" '
+           f'height="{height}" role="img" aria-label="{_e(label)}" '
+           'font-family="system-ui, sans-serif" font-size="12">',
+           f"<title>{_e(label)}</title>"]
+    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+        x = _px(LABEL_W + tick * BAR_PLOT_W)
+        out.append(f'<line x1="{x}" y1="{top}" x2="{x}" y2="{plot_bottom}" stroke="#d8dee4"/>')
+        out.append(f'<text x="{x}" y="{plot_bottom + 15}" text-anchor="middle" '
+                   f'fill="#59636e">{tick:g}</text>')
+    for i, name in enumerate(names):
+        out.append(_metric_bar(name, aggs[name], top + i * ROW_H + ROW_H / 2))
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _metric_bar(name: str, agg: dict[str, Any], cy: float) -> str:
+    mean, lo, hi = agg.get("mean"), agg.get("ci_low"), agg.get("ci_high")
+    label = (f'<text x="{LABEL_W - 8}" y="{_px(cy)}" dy="0.35em" text-anchor="end" '
+             f'fill="#1f2328">{_e(name)}</text>')
+    if not _is_number(mean):
+        note = f"not measured ({agg.get('missing', '?')} missing)"
+        return (f"<g><title>{_e(name)}: {_e(note)}</title>{label}"
+                f'<text x="{LABEL_W + 6}" y="{_px(cy)}" dy="0.35em" fill="#59636e" '
+                f'font-style="italic">{_e(note)}</text></g>')
+    tip = (f"{name}: mean {_num(mean)}, 95% CI {_ci_text(agg)}, n {agg.get('n', '—')}, "
+           f"missing {agg.get('missing', '—')}")
+    parts = [f"<g><title>{_e(tip)}</title>", label,
+             f'<rect x="{LABEL_W}" y="{_px(cy - BAR_H / 2)}" '
+             f'width="{_px(_unit(mean) * BAR_PLOT_W)}" height="{BAR_H}" fill="#8fb8de"/>']
+    if _is_number(lo) and _is_number(hi):
+        x1, x2 = (_px(LABEL_W + _unit(v) * BAR_PLOT_W) for v in (lo, hi))
+        y1, y2 = _px(cy - 5), _px(cy + 5)
+        parts.append(f'<path d="M{x1} {_px(cy)}H{x2}M{x1} {y1}V{y2}M{x2} {y1}V{y2}" '
+                     'stroke="#1f2328" stroke-width="1.5" fill="none"/>')
+    parts.append(f'<text x="{LABEL_W + BAR_PLOT_W + 8}" y="{_px(cy)}" dy="0.35em" '
+                 f'fill="#1f2328">{_num(mean)}</text></g>')
+    return "".join(parts)
+
+
+def _metric_section(m: dict[str, Any], group: str, title: str) -> str:
+    aggs = {str(k): v if isinstance(v, dict) else {} for k, v in m[group].items()}
+    head = f"<section><h2>{_e(title)}</h2>"
+    if not aggs:
+        return head + f"<p>No {_e(group)} metrics configured.</p></section>"
+    table = _table(["metric", "mean", "95% CI", "n", "missing"],
+                   (_metric_row(name, agg) for name, agg in aggs.items()), "metrics")
+    unmeasured = [f"{_e(n)} ({_e(a.get('missing', '?'))} missing)" for n, a in aggs.items()
+                  if not _is_number(a.get("mean"))]
+    note = (f'<p class="nm">Not measured: {", ".join(unmeasured)}.</p>' if unmeasured else "")
+    chart = metric_chart(aggs, f"{title}: means with bootstrap 95% CI")
+    return f'{head}<div class="pair"><div>{table}{note}</div><div>{chart}</div></div></section>'
+
+
+# --- 3. failure taxonomy -------------------------------------------------------------
+
+
+def _fired_labels(counts: dict[str, Any]) -> list[tuple[str, int]]:
+    """Labels with a count > 0, grouped by category (known order first), file order within."""
+    known = list(CATEGORY_COLORS)
+    fired = [(label, int(n)) for label, n in counts.items() if _is_number(n) and int(n) > 0]
+
+    def key(item: tuple[int, tuple[str, int]]) -> tuple[int, str, int]:
+        pos, (label, _) = item
+        cat = _category(label)
+        return (known.index(cat) if cat in known else len(known), cat, pos)
+
+    return [item for _, item in sorted(enumerate(fired), key=key)]
+
+
+def failure_chart(fired: list[tuple[str, int]], label: str) -> str:
+    """Horizontal bars of label counts (questions that earned the label), coloured by category."""
+    top, bottom = 6, 22
+    width = FAIL_LABEL_W + FAIL_PLOT_W + 40
+    plot_bottom = top + ROW_H * len(fired)
+    height = plot_bottom + bottom
+    most = max(n for _, n in fired)
+    step = 1 if most <= 10 else math.ceil(most / 5)
+    axis_max = math.ceil(most / step) * step
+    out = [f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" '
+           f'height="{height}" role="img" aria-label="{_e(label)}" '
+           'font-family="system-ui, sans-serif" font-size="12">',
+           f"<title>{_e(label)}</title>"]
+    for tick in range(0, axis_max + 1, step):
+        x = _px(FAIL_LABEL_W + tick / axis_max * FAIL_PLOT_W)
+        out.append(f'<line x1="{x}" y1="{top}" x2="{x}" y2="{plot_bottom}" stroke="#d8dee4"/>')
+        out.append(f'<text x="{x}" y="{plot_bottom + 15}" text-anchor="middle" '
+                   f'fill="#59636e">{tick}</text>')
+    for i, (name, n) in enumerate(fired):
+        cy = top + i * ROW_H + ROW_H / 2
+        out.append(
+            f"<g><title>{_e(name)}: {n}</title>"
+            f'<text x="{FAIL_LABEL_W - 8}" y="{_px(cy)}" dy="0.35em" text-anchor="end" '
+            f'fill="#1f2328">{_e(_short(name))}</text>'
+            f'<rect x="{FAIL_LABEL_W}" y="{_px(cy - BAR_H / 2)}" '
+            f'width="{_px(n / axis_max * FAIL_PLOT_W)}" height="{BAR_H}" '
+            f'fill="{_color(_category(name))}"/>'
+            f'<text x="{_px(FAIL_LABEL_W + n / axis_max * FAIL_PLOT_W + 6)}" y="{_px(cy)}" '
+            f'dy="0.35em" fill="#1f2328">{n}</text></g>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _legend(counts: dict[str, Any], by_category: dict[str, Any]) -> str:
+    # The five known categories always, then any other prefix in the order it appears.
+    cats = list(dict.fromkeys([*CATEGORY_COLORS, *(_category(lbl) for lbl in counts)]))
+    items = [f'<span class="legend-item"><span class="swatch" style="background:{_color(c)}">'
+             f"</span>{_e(c.removesuffix('_failure'))} ({_e(by_category.get(c, 0))})</span>"
+             for c in cats]
+    return f'<p class="legend">{"".join(items)}</p>'
+
+
+def _failure_section(m: dict[str, Any], n_questions: int) -> str:
+    failures = m.get("failures") or {}
+    counts = failures.get("counts") or {}
+    fired = _fired_labels(counts)
+    with_failures = failures.get("questions_with_failures", "—")
+    total_q = (m.get("counts") or {}).get("questions", n_questions)
+    parts = ["<section><h2>Failure taxonomy</h2>",
+             f"<p><strong>{len(fired)} of {len(counts)} labels fired</strong>; {_e(with_failures)}"
+             f" of {_e(total_q)} questions have at least one failure. Bars count questions per "
+             "label.</p>"]
+    if fired:
+        parts.append(_legend(counts, failures.get("by_category") or {}))
+        parts.append(failure_chart(fired, "Failure labels that fired, by category"))
+    else:
+        parts.append("<p>No failure detected.</p>")
+    unobservable = failures.get("unobservable") or {}
+    if unobservable:
+        items = "".join(f"<li><code>{_e(k)}</code>: {_e(v)}</li>" for k, v in unobservable.items())
+        parts.append(f'<p class="nm">Labels that cannot fire in this run:</p><ul class="nm">'
+                     f"{items}</ul>")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+# --- 4. questions --------------------------------------------------------------------
+
+
+def _found_cutoff(rows: list[QuestionRow]) -> int | None:
+    """5 when the rows carry `hit_at_5`, else the smallest `hit_at_k` any row carries."""
+    ks = sorted({int(hit.group(1)) for r in rows for key in (r.retrieved.get("metrics") or {})
+                 if (hit := _HIT.fullmatch(key))})
+    return 5 if 5 in ks else (ks[0] if ks else None)
+
+
+def _rank_text(rank: Any) -> str:
+    """Rank of the first gold chunk among the retrieved; 0 means none was retrieved."""
+    if rank is None:
+        return "—"
+    return "absent" if rank == 0 else str(rank)
+
+
+def _grounded_text(scores: dict[str, Any]) -> str:
+    grounded, reason = scores.get("groundedness"), scores.get("groundedness_reason")
+    text = _yes_no(grounded)
+    return f"{text} ({reason})" if reason else text
+
+
+def _label_tags(labels: list[Any]) -> str:
+    if not labels:
+        return "—"
+    return "".join(f'<span class="tag" style="border-color:{_color(_category(str(lbl)))}" '
+                   f'title="{_e(lbl)}">{_e(_short(str(lbl)))}</span>' for lbl in labels)
+
+
+def _question_block(r: QuestionRow, cutoff: int | None) -> str:
+    metrics = r.retrieved.get("metrics") or {}
+    scores = r.answer.get("scores") or {}
+    labels = list(r.failure.get("failure_types") or [])
+    found = "—" if cutoff is None else _yes_no(metrics.get(f"hit_at_{cutoff}"))
+    cls = "q fail" if labels else "q"
+    main = (f'<tr class="main"><td class="ids">{_e(r.question_id)}</td>'
+            f'<td class="question">{_e(r.question)}</td>'
+            f'<td class="num">{_e(_rank_text(metrics.get("rank")))}</td>'
+            f"<td>{_e(found)}</td><td>{_e(_grounded_text(scores))}</td>"
+            f"<td>{_e(_yes_no(scores.get('correct')))}</td><td>{_label_tags(labels)}</td></tr>")
+    more = (f'<tr class="more"><td></td><td colspan="6"><details><summary>answer, citations, '
+            f"retrieved chunks, failure evidence</summary>{_question_details(r)}</details>"
+            "</td></tr>")
+    return f'<tbody class="{cls}">{main}{more}</tbody>'
+
+
+def _question_details(r: QuestionRow) -> str:
+    answer = r.answer.get("answer") or {}
+    gold_ids = [str(c) for c in r.retrieved.get("gold_chunk_ids") or []]
+    parts = [f"<h4>Answer <span class=\"nm\">({_e(answer.get('status', '—'))})</span></h4>",
+             f'<p class="answer">{_e(answer.get("text") or "—")}</p>',
+             "<h4>Citations</h4>", _citations(answer.get("citations") or [], gold_ids),
+             _retrieved_table(r.retrieved), _gold_line(r.retrieved)]
+    evidence = r.failure.get("evidence")
+    if evidence:
+        pretty = json.dumps(evidence, ensure_ascii=False, indent=2)
+        parts.append(f"<h4>Failure evidence</h4><pre>{_e(pretty)}</pre>")
+    return f'<div class="detail">{"".join(parts)}</div>'
+
+
+def _citations(citations: list[Any], gold_ids: list[str]) -> str:
+    if not citations:
+        return '<p class="nm">none</p>'
+    items = []
+    for c in citations:
+        c = c if isinstance(c, dict) else {"chunk_id": c}
+        cid = str(c.get("chunk_id", "—"))
+        page = f", page {_e(c['page'])}" if c.get("page") is not None else ""
+        gold = f" {_GOLD}" if cid in gold_ids else ""
+        items.append(f'<li><span class="ids">{_e(cid)}</span>{page}{gold}</li>')
+    return f"<ul>{''.join(items)}</ul>"
+
+
+def _retrieved_table(retrieved: dict[str, Any]) -> str:
+    hits = [h for h in retrieved.get("retrieved") or [] if isinstance(h, dict)]
+    if not hits:
+        return '<h4>Retrieved</h4><p class="nm">no retrieved chunks recorded</p>'
+    shown = hits[:MAX_CHUNKS_SHOWN]
+    rows = (f'<tr><td class="num">{_e(h.get("rank", i))}</td>'
+            f'<td class="ids">{_e(h.get("chunk_id", "—"))}</td>'
+            f'<td class="num">{_e(_num(h.get("score"), 4))}</td>'
+            f"<td>{_GOLD if h.get('gold') else ''}</td></tr>"
+            for i, h in enumerate(shown, 1))
+    title = f"<h4>Retrieved (top {len(shown)} of {len(hits)})</h4>"
+    return title + _table(["rank", "chunk", "score", ""], rows, "chunks")
+
+
+def _gold_line(retrieved: dict[str, Any]) -> str:
+    gold_ids = retrieved.get("gold_chunk_ids") or []
+    if not gold_ids:
+        return '<p class="nm">No gold chunk for this question.</p>'
+    ranks = retrieved.get("gold_rank_in_index") or {}
+    items = [f'<span class="ids">{_e(cid)}</span>'
+             + (f" (rank {_e(ranks[cid])} in the whole index)" if cid in ranks else "")
+             for cid in gold_ids]
+    return f"<p>Gold: {'; '.join(items)}</p>"
+
+
+def _questions_section(rows: list[QuestionRow]) -> str:
+    cutoff = _found_cutoff(rows)
+    found = f"found@{cutoff}" if cutoff is not None else "found"
+    header = ["id", "question", "rank", found, "grounded", "right", "failure labels"]
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    blocks = "".join(_question_block(r, cutoff) for r in rows)
+    n_fail = sum(1 for r in rows if r.failure.get("failure_types"))
+    return ("<section><h2>Questions</h2>"
+            f"<p>{len(rows)} questions; {n_fail} with failures (highlighted). Rank is the "
+            "position of the first gold chunk among the retrieved (absent: none retrieved; "
+            "—: no gold). Open a row for its answer, citations, chunks and evidence.</p>"
+            f'<div class="scroll"><table class="questions"><thead><tr>{head}</tr></thead>'
+            f"{blocks}</table></div></section>")
+
+
+# --- 5. re-anchored gold -------------------------------------------------------------
+
+
+def _reanchored_section(m: dict[str, Any]) -> str:
+    moved = [x for x in (m.get("gold") or {}).get("reanchored") or [] if isinstance(x, dict)]
+    head = "<section><h2>Gold labels checked against the index</h2>"
+    if not moved:
+        return head + "<p>Every gold label matched its chunk; none was re-anchored.</p></section>"
+    rows = (f'<tr><td class="ids">{_e(x.get("question_id", "—"))}</td>'
+            f'<td class="ids">{_e(x.get("labelled_chunk_id", "—"))}</td>'
+            f"<td>{_e(x.get('status', '—'))}</td>"
+            f'<td class="ids">{_e(", ".join(map(str, x.get("chunk_ids") or [])) or "(nowhere)")}'
+            f"</td><td>{_e(x.get('reason', ''))}</td></tr>" for x in moved)
+    return (head + f"<p>{len(moved)} gold label(s) re-anchored or unplaceable.</p>"
+            + _table(["question", "labelled chunk", "status", "now", "reason"], rows)
+            + "</section>")
+
+
+_CSS = """
+:root{--fg:#1f2328;--muted:#59636e;--line:#d8dee4;--fail:#fff1ef;--soft:#f6f8fa}
+*{box-sizing:border-box}
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans KR",
+"Apple SD Gothic Neo","Malgun Gothic",sans-serif;color:var(--fg);line-height:1.45;
+margin:0 auto;padding:1rem 1.25rem 3rem;max-width:78rem}
+h1{font-size:1.5rem;margin:.5rem 0}
+h2{font-size:1.2rem;border-bottom:1px solid var(--line);padding-bottom:.2rem;margin-top:2rem}
+h4{font-size:.9rem;margin:.8rem 0 .3rem}
+code,.ids{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.85em;
+overflow-wrap:anywhere}
+.facts{display:grid;grid-template-columns:max-content 1fr;gap:.1rem 1rem;margin:0}
+.facts dt{color:var(--muted)}.facts dd{margin:0;overflow-wrap:anywhere}
+.warn{background:#fff8c5;border:1px solid #d4a72c;padding:.5rem .75rem;border-radius:4px}
+.pair{display:flex;flex-wrap:wrap;gap:1rem 2rem;align-items:flex-start}
+.pair>div{min-width:0;max-width:100%}
+.scroll{overflow-x:auto;max-width:100%}
+table{border-collapse:collapse;font-size:.9rem}
+th,td{text-align:left;padding:.25rem .5rem;border-bottom:1px solid var(--line);
+vertical-align:top}
+th{background:var(--soft)}
+.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.nm{color:var(--muted);font-style:italic}
+svg.chart{max-width:100%;height:auto;display:block}
+.legend-item{display:inline-block;margin-right:1rem;white-space:nowrap}
+.swatch{display:inline-block;width:.8em;height:.8em;margin-right:.3em;vertical-align:-.05em}
+table.questions{width:100%}
+table.questions td.question{min-width:14rem}
+table.questions tr.main td:first-child{white-space:nowrap}
+tbody.q tr.main td{border-bottom:none}
+tbody.q tr.more td{padding-top:0}
+tbody.fail td{background:var(--fail)}
+tbody.fail tr.main td:first-child{box-shadow:inset 3px 0 0 #cf222e}
+.tag{display:inline-block;border-left:4px solid;background:var(--soft);padding:0 .3rem;
+margin:0 .25rem .2rem 0;font-size:.8rem;white-space:nowrap}
+summary{cursor:pointer;color:var(--muted);font-size:.85rem}
+.detail{padding:.25rem 0 .5rem}
+.answer{white-space:pre-wrap;overflow-wrap:anywhere;margin:0}
+.gold{background:#dafbe1;color:#116329;padding:0 .3rem;border-radius:3px;font-size:.8rem}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;background:var(--soft);padding:.5rem;
+font-size:.8rem;margin:0}
+@media (max-width:40rem){body{padding:.5rem}.facts{grid-template-columns:1fr}
+.facts dt{font-weight:600}}
+"""
