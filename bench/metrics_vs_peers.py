@@ -178,8 +178,8 @@ def main() -> None:
                 continue
             cold_ours = ours["import_s"] + ours["first_s"]
             cold_theirs = theirs["import_s"] + theirs["first_s"]
-            print(f"    vs {peer:<12} import+first {cold_ours / cold_theirs:.4f}x  "
-                  f"first {ours['first_s'] / theirs['first_s']:.4f}x  "
+            print(f"    vs {peer:<12} import+first {cold_ours / cold_theirs:.3g}x  "
+                  f"first {ours['first_s'] / theirs['first_s']:.3g}x  "
                   f"warm {ours['warm_s'] / theirs['warm_s']:.2f}x")
 
 

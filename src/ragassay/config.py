@@ -83,8 +83,11 @@ class DiagnoseConfig(_Strict):
 
 
 class EvalConfig(_Strict):
-    index_dir: Path
+    index_dir: Path | None = None
     source_dir: Path | None = None
+    # Bring your own system: its predictions, and optionally a plain chunk file as evidence.
+    predictions_path: Path | None = None
+    chunks_path: Path | None = None
     questions_path: Path
     gold_evidence_path: Path
     output_root: Path = Path("experiments/runs")
@@ -94,6 +97,10 @@ class EvalConfig(_Strict):
     answerer: AnswererConfig = Field(default_factory=AnswererConfig)
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     diagnose: DiagnoseConfig = Field(default_factory=DiagnoseConfig)
+    # Phrases that mark an answer as an honest decline, besides the built-in ko/de/en ones.
+    decline_phrases: list[str] = Field(default_factory=list)
+    # CI bars on metric means, e.g. {recall_at_5: ">= 0.8"}; see `ragassay gate`.
+    gate: dict[str, str] = Field(default_factory=dict)
 
     # Set by load_config: where it came from, for provenance.
     path: Path | None = Field(default=None, exclude=True)
@@ -160,6 +167,12 @@ def load_config(path: str | Path) -> EvalConfig:
 def check_contract(cfg: EvalConfig, path: Path, lines: dict[str, int] | None = None) -> None:
     """Refuse a config that is not what its pipeline name promises."""
     lines = lines or {}
+    if cfg.index_dir is None and cfg.chunks_path is None:
+        raise _error(path, lines, "index_dir", "give index_dir (or chunks_path with "
+                     "predictions_path to score another system's predictions)")
+    if cfg.index_dir is None and cfg.predictions_path is None:
+        raise _error(path, lines, "chunks_path", "a chunk file has no embeddings: it can only "
+                     "score predictions; add predictions_path or use index_dir")
     pipe = cfg.pipeline
     if pipe.name not in KNOWN_PIPELINES:
         raise _error(path, lines, "pipeline.name",

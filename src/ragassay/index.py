@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .embed import Embedder, get_embedder
 from .ingest import (
@@ -38,7 +38,7 @@ from .ingest import (
     load_documents,
     scan_sources,
 )
-from .schema import SCHEMA_VERSION, Chunk, Document, InputError
+from .schema import SCHEMA_VERSION, Chunk, Document, InputError, read_jsonl
 
 INDEX_JSON = "index.json"
 EMBEDDINGS = "embeddings.npy"
@@ -449,3 +449,39 @@ def index_status(
     if fingerprint(list(current.items()), chunking, want) != index.meta["build"]["fingerprint"]:
         return "built by another loader version"
     return None
+
+
+class ChunkRecord(BaseModel):
+    """One line of a plain chunk file (`chunks.jsonl`): evidence without embeddings."""
+
+    model_config = ConfigDict(extra="allow")
+    chunk_id: str = Field(min_length=1)
+    doc_id: str | None = None
+    text: str
+    title: str = ""
+    section: str | None = None
+    page_span: tuple[int, int] | None = None
+
+
+def load_chunk_file(path: str | Path) -> Index:
+    """An evidence store from `chunks.jsonl` (`{chunk_id, doc_id?, text, page_span?}`).
+
+    Chunk ids are arbitrary strings. `doc_id` defaults to the part of the id before `::`, or
+    the id itself. It has no embeddings, so it serves scoring of predictions, not retrieval.
+    """
+    records = read_jsonl(path, ChunkRecord, key="chunk_id")
+    if not records:
+        raise InputError(path, "chunk file holds no chunks")
+    chunks: list[Chunk] = []
+    seq: dict[str, int] = {}
+    for rec in records:
+        doc_id = rec.doc_id or rec.chunk_id.split("::", 1)[0]
+        seq[doc_id] = seq.get(doc_id, 0) + 1
+        chunks.append(Chunk(chunk_id=rec.chunk_id, doc_id=doc_id, title=rec.title,
+                            section=rec.section, text=rec.text, page_span=rec.page_span,
+                            seq=seq[doc_id]))
+    documents = [Document(doc_id=d, source_path=str(path), format="chunks") for d in seq]
+    meta = {"schema_version": SCHEMA_VERSION, "embedding": None,
+            "build": {"source_dir": str(path), "chunking": {"strategy": "given"},
+                      "num_documents": len(documents), "num_chunks": len(chunks)}}
+    return Index(Path(path), meta, documents, chunks, np.zeros((len(chunks), 0), np.float32))

@@ -23,19 +23,20 @@ from rich.console import Console
 from rich.progress import track
 
 from . import __version__
-from .answer.extractive import ExtractiveAnswerer
+from .answer.prompt import TOKENIZER, build_prompt, count_tokens
 from .config import EvalConfig
 from .diagnose import LABELS, UNOBSERVABLE, Case, count_labels, diagnose
-from .embed import embedder_from_meta
 from .gold import QuestionGold, anchor_gold, load_gold, load_questions
-from .index import Index, index_status, load_index
-from .metrics.answer import score_answer
+from .index import Index, index_status, load_chunk_file, load_index
+from .metrics.answer import DEFAULT_DECLINE_PHRASES, score_answer
 from .metrics.retrieval import retrieval_scores
 from .metrics.stats import aggregate
+from .pipeline import NaivePipeline
+from .predictions import context_of, load_predictions
 from .report.html import write_html
 from .report.summary import render_summary_md
-from .retrieve import DenseRetriever, Ranking
-from .schema import Answer, InputError, Question, write_jsonl
+from .retrieve import Ranking
+from .schema import InputError, Prediction, Question, write_jsonl
 
 
 @dataclass
@@ -63,118 +64,208 @@ def _check_run_id(run_id: str) -> None:
         raise InputError("--run-id", f"invalid run id {run_id!r}: use a plain folder name")
 
 
+@dataclass
+class EvalSet:
+    """The inputs of an evaluation, loaded once: questions, anchored gold, evidence store."""
+
+    questions: list[Question]
+    gold: dict[str, QuestionGold]
+    index: Index
+    stale: str | None
+    load_s: float
+
+    @property
+    def chunk_texts(self) -> dict[str, str]:
+        return {c.chunk_id: c.text for c in self.index.chunks}
+
+
+def load_eval_set(cfg: EvalConfig) -> EvalSet:
+    """Read questions and gold, load the index (or chunk file), anchor the gold labels."""
+    questions = load_questions(cfg.questions_path)
+    gold_records = load_gold(cfg.gold_evidence_path, questions)
+    t0 = time.perf_counter()
+    if cfg.index_dir is not None:
+        index = load_index(cfg.index_dir)
+    else:
+        assert cfg.chunks_path is not None  # guaranteed by check_contract
+        index = load_chunk_file(cfg.chunks_path)
+    load_s = time.perf_counter() - t0
+    stale = None
+    if cfg.source_dir is not None and cfg.index_dir is not None:
+        stale = index_status(cfg.index_dir, cfg.source_dir, chunk_size=cfg.index.chunk_size,
+                             overlap=cfg.index.overlap, embedder=cfg.index.embedder,
+                             embedder_params=cfg.index.embedder_params)
+    return EvalSet(questions, anchor_gold(questions, gold_records, index), index, stale, load_s)
+
+
+def predict_all(cfg: EvalConfig, data: EvalSet, *, k: int, threshold: float | None = None,
+                pipeline: NaivePipeline | None = None, rankings: list[Ranking] | None = None,
+                progress: bool = False) -> tuple[dict[str, Prediction], dict[str, Ranking]]:
+    """Predictions of the configured system for every question (read, or produced)."""
+    if cfg.predictions_path is not None:
+        return load_predictions(cfg.predictions_path, data.questions, data.index), {}
+    pipeline = pipeline or NaivePipeline(data.index, cfg)
+    rankings = rankings or pipeline.retrieve(data.questions, k)
+    pairs: Iterable[tuple[Question, Ranking]] = zip(data.questions, rankings, strict=True)
+    if progress:
+        pairs = track(pairs, total=len(data.questions), description="answering",
+                      console=Console(stderr=True), transient=True)
+    preds = {q.question_id: pipeline.predict(q, r, k, threshold) for q, r in pairs}
+    return preds, {q.question_id: r for q, r in zip(data.questions, rankings, strict=True)}
+
+
+def score_all(cfg: EvalConfig, data: EvalSet, preds: dict[str, Prediction], *, k: int,
+              threshold: float | None = None,
+              rankings: dict[str, Ranking] | None = None) -> list[dict[str, Any]]:
+    """Score and diagnose every question; a question without a prediction is not measured."""
+    texts = data.chunk_texts
+    rankings = rankings or {}
+    return [
+        score_question(cfg, q, data.gold[q.question_id], preds.get(q.question_id), data.index,
+                       texts, k=k, threshold=threshold, ranking=rankings.get(q.question_id))
+        for q in data.questions
+    ]
+
+
 def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = False,
                    output_root: Path | None = None, progress: bool = False) -> RunResult:
-    """Evaluate the configured pipeline and write `<output_root>/<run_id>/`."""
+    """Evaluate the configured system and write `<output_root>/<run_id>/`."""
     t_start = time.perf_counter()
-    run_id = run_id or default_run_id(cfg.pipeline.name)
+    mode = "predictions" if cfg.predictions_path else cfg.pipeline.name
+    run_id = run_id or default_run_id(mode)
     _check_run_id(run_id)
     root = Path(output_root or cfg.output_root)
     run_dir = root / run_id
     if run_dir.exists() and not force:
         raise InputError(run_dir, "run id already used; choose another --run-id or pass --force "
                          "to replace it")
-
-    questions = load_questions(cfg.questions_path)
-    gold_records = load_gold(cfg.gold_evidence_path, questions)
+    data = load_eval_set(cfg)
+    k = cfg.pipeline.top_k
     t0 = time.perf_counter()
-    index = load_index(cfg.index_dir)
-    load_s = time.perf_counter() - t0
-    stale = None
-    if cfg.source_dir is not None:
-        stale = index_status(cfg.index_dir, cfg.source_dir, chunk_size=cfg.index.chunk_size,
-                             overlap=cfg.index.overlap, embedder=cfg.index.embedder,
-                             embedder_params=cfg.index.embedder_params)
-    gold = anchor_gold(questions, gold_records, index)
+    preds, rankings = predict_all(cfg, data, k=k, progress=progress)
+    predict_s = time.perf_counter() - t0
+    rows = score_all(cfg, data, preds, k=k, rankings=rankings)
 
-    embedder = embedder_from_meta(index.meta["embedding"])
-    retriever = DenseRetriever(index, embedder)
-    answerer = ExtractiveAnswerer(max_sentences=cfg.answerer.max_sentences,
-                                  min_support=cfg.answerer.min_support)
-    top_k = cfg.pipeline.top_k
-
-    t0 = time.perf_counter()
-    rankings = retriever.search([q.question for q in questions], top_k)
-    retrieve_s = time.perf_counter() - t0
-
-    ks = cfg.retrieval_cutoffs()
-    per_question: list[dict[str, Any]] = []
-    answer_s = 0.0
-    pairs: Iterable[tuple[Question, Ranking]] = zip(questions, rankings, strict=True)
-    if progress:
-        pairs = track(pairs, total=len(questions), description="answering",
-                      console=Console(stderr=True), transient=True)
-    for q, ranking in pairs:
-        ranked = [h.chunk_id for h in ranking.hits]
-        context = [index.chunk(cid) for cid in ranked]
-        t0 = time.perf_counter()
-        answer = answerer.answer(q.question, context, [h.score for h in ranking.hits])
-        answer_ms = (time.perf_counter() - t0) * 1000
-        answer_s += answer_ms / 1000
-        per_question.append(
-            _score_question(cfg, q, gold[q.question_id], ranking, ranked, answer, index, ks,
-                            answer_ms, len(questions), retrieve_s)
-        )
-
-    metrics = _aggregate(cfg, per_question)
+    metrics = aggregate_rows(cfg, rows)
     metrics.update({
         "run_id": run_id,
+        "mode": mode,
         "pipeline": cfg.pipeline.model_dump(),
-        "answerer": cfg.answerer.model_dump(),
+        "answerer": ({"kind": "external"} if cfg.predictions_path
+                     else cfg.answerer.model_dump()),
         "counts": {
-            "questions": len(questions),
-            "answerable": sum(q.answerable for q in questions),
-            "unanswerable": sum(not q.answerable for q in questions),
+            "questions": len(data.questions),
+            "answerable": sum(q.answerable for q in data.questions),
+            "unanswerable": sum(not q.answerable for q in data.questions),
+            "without_prediction": sum(1 for r in rows if r["prediction"] is None),
         },
-        "failures": _failure_summary(per_question),
+        "checks": checks_summary(rows, k),
+        "cost": cost_summary(rows),
+        "failures": _failure_summary(rows),
         "gold": {
-            "reanchored": [ev.report(qid) for qid, g in gold.items() for ev in g.evidence
+            "reanchored": [ev.report(qid) for qid, g in data.gold.items() for ev in g.evidence
                            if ev.status != "ok"],
         },
-        "provenance": _provenance(cfg, index, stale),
+        "provenance": _provenance(cfg, data),
         "timings": {
-            "load_index_s": load_s,
-            "retrieve_s": retrieve_s,
-            "answer_s": answer_s,
+            "load_index_s": data.load_s,
+            "predict_s": predict_s,
             "total_s": time.perf_counter() - t_start,
             "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         },
     })
-    _write_run(run_dir, run_id, metrics, per_question, force=force)
-    return RunResult(run_id, run_dir, metrics, per_question)
+    _write_run(run_dir, run_id, metrics, rows, force=force)
+    return RunResult(run_id, run_dir, metrics, rows)
 
 
-def _score_question(cfg: EvalConfig, q: Question, qgold: QuestionGold, ranking: Ranking,
-                    ranked: list[str], answer: Answer, index: Index, ks: list[int],
-                    answer_ms: float, n_questions: int, retrieve_s: float) -> dict[str, Any]:
+_NOT_MEASURED = ("faithfulness", "groundedness", "groundedness_reason", "answer_relevancy",
+                 "correct", "citation_accuracy", "hallucination_flag",
+                 "unanswerable_detection_flag")
+
+
+def score_question(cfg: EvalConfig, q: Question, qgold: QuestionGold, pred: Prediction | None,
+                   index: Index, texts: dict[str, str], *, k: int,
+                   threshold: float | None = None,
+                   ranking: Ranking | None = None) -> dict[str, Any]:
+    """Retrieval metrics, answer scores, token use and failure labels of one question."""
     grades = qgold.grades if qgold.usable else {}
-    retrieval = retrieval_scores(ranked, grades, ks=ks, hit_policy=cfg.metrics.hit_policy)
+    if pred is None:  # reported, never silently dropped or scored as wrong
+        return {
+            "question": q, "gold": qgold, "prediction": None, "context": [], "ranked": [],
+            "scores": [], "retrieval": retrieval_scores([], {}, ks=cfg.retrieval_cutoffs()),
+            "answer_scores": dict.fromkeys(_NOT_MEASURED), "usage": None,
+            "failures": {"evaluation_failure.metric_missing": {
+                "missing": {"all": "no prediction for this question"}}},
+            "index_ranks": {},
+        }
+    ranked = context_of(pred, len(pred.retrieved) or 1, threshold)
+    context = ranked[:k]
+    score_of = {h.chunk_id: h.score for h in reversed(pred.retrieved)}
+    retrieval = retrieval_scores(ranked, grades, ks=cfg.retrieval_cutoffs(),
+                                 hit_policy=cfg.metrics.hit_policy)
     scores = score_answer(
-        q, answer, context_ids=ranked, gold_ids=[c for c, g in grades.items() if g >= 1],
-        chunk_texts={c.chunk_id: c.text for c in index.chunks},
+        q, pred.answer, context_ids=context, gold_ids=[c for c, g in grades.items() if g >= 1],
+        chunk_texts=texts, decline_phrases=(*DEFAULT_DECLINE_PHRASES, *cfg.decline_phrases),
     ).to_dict()
+    index_ranks = ({cid: ranking.rank_of(index.position(cid)) for cid in grades
+                    if index.has(cid)} if ranking is not None else {})
     case = Case(
-        question=q, gold=qgold, ranked=ranked, scores=[h.score for h in ranking.hits],
-        context_ids=ranked, answer=answer, answer_scores=scores, retrieval=retrieval,
-        top_k=cfg.pipeline.top_k, index=index,
-        index_ranks={cid: ranking.rank_of(index.position(cid)) for cid in grades
-                     if index.has(cid)},
+        question=q, gold=qgold, ranked=ranked, scores=[score_of[c] for c in ranked],
+        context_ids=context, answer=pred.answer, answer_scores=scores, retrieval=retrieval,
+        top_k=k, index=index, index_ranks=index_ranks,
     )
-    failures = diagnose(case, cfg.diagnose)
     return {
-        "question": q,
-        "gold": qgold,
-        "hits": ranking.hits,
-        "answer": answer,
-        "retrieval": retrieval,
-        "answer_scores": scores,
-        "failures": failures,
-        "index_ranks": case.index_ranks,
-        "latency_ms": {"retrieve": retrieve_s * 1000 / max(n_questions, 1), "answer": answer_ms},
+        "question": q, "gold": qgold, "prediction": pred, "context": context, "ranked": ranked,
+        "scores": case.scores, "retrieval": retrieval, "answer_scores": scores,
+        "usage": usage_of(q, pred, context, index), "failures": diagnose(case, cfg.diagnose),
+        "index_ranks": index_ranks,
     }
 
 
-def _aggregate(cfg: EvalConfig, rows: list[dict[str, Any]]) -> dict[str, Any]:
+def usage_of(q: Question, pred: Prediction, context: list[str], index: Index) -> dict[str, Any]:
+    """Tokens of the answerer call: as reported by the system, else counted from its prompt."""
+    if pred.usage is not None:
+        return {**pred.usage.model_dump(include={"prompt_tokens", "completion_tokens"}),
+                "source": "reported", "tokenizer": TOKENIZER}
+    chunks = [index.chunk(c) for c in context]
+    return {"prompt_tokens": count_tokens(build_prompt(q.question, chunks)),
+            "completion_tokens": count_tokens(pred.answer.text), "source": "counted",
+            "tokenizer": TOKENIZER}
+
+
+def checks_summary(rows: list[dict[str, Any]], k: int) -> dict[str, Any]:
+    """The three questions per run: found (hit@k), grounded, right — as counts over totals."""
+    found = [r["retrieval"].get(f"hit_at_{k}") for r in rows]
+    grounded = [r["answer_scores"].get("groundedness") for r in rows]
+    right = [r["answer_scores"].get("correct") for r in rows]
+
+    def tally(values: list[Any]) -> dict[str, int]:
+        measured = [v for v in values if v is not None]
+        return {"passed": int(sum(measured)), "total": len(measured),
+                "not_measured": len(values) - len(measured)}
+
+    return {"k": k, "found": tally(found), "grounded": tally(grounded), "right": tally(right)}
+
+
+def checks_line(checks: dict[str, Any]) -> str:
+    """`found@3 6/7 · grounded 7/8 · right 7/8`."""
+    f, g, r = checks["found"], checks["grounded"], checks["right"]
+    return (f"found@{checks['k']} {f['passed']}/{f['total']} · grounded {g['passed']}/"
+            f"{g['total']} · right {r['passed']}/{r['total']}")
+
+
+def cost_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    usages = [r["usage"] for r in rows if r["usage"] is not None]
+    return {
+        "tokenizer": TOKENIZER,
+        "prompt_tokens": sum(u["prompt_tokens"] for u in usages),
+        "completion_tokens": sum(u["completion_tokens"] for u in usages),
+        "answerer_calls": sum(1 for u in usages if u["prompt_tokens"] > 0),
+        "questions_with_usage": len(usages),
+    }
+
+
+def aggregate_rows(cfg: EvalConfig, rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Mean / n / missing / bootstrap CI of every configured metric, retrieval apart from answer."""
     def agg(values: list[Any]) -> dict[str, Any]:
         return aggregate(values, seed=cfg.seed, n_resamples=cfg.metrics.bootstrap_resamples)
@@ -200,23 +291,21 @@ def _failure_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _provenance(cfg: EvalConfig, index: Index, stale: str | None) -> dict[str, Any]:
-    inputs = {
-        str(cfg.questions_path): _sha256(Path(cfg.questions_path)),
-        str(cfg.gold_evidence_path): _sha256(Path(cfg.gold_evidence_path)),
-        str(Path(cfg.index_dir) / "index.json"): _sha256(Path(cfg.index_dir) / "index.json"),
-        str(Path(cfg.index_dir) / "embeddings.npy"): _sha256(Path(cfg.index_dir) /
-                                                             "embeddings.npy"),
-    }
+def _provenance(cfg: EvalConfig, data: EvalSet) -> dict[str, Any]:
+    files = [Path(cfg.questions_path), Path(cfg.gold_evidence_path)]
+    if cfg.index_dir is not None:
+        files += [Path(cfg.index_dir) / "index.json", Path(cfg.index_dir) / "embeddings.npy"]
+    files += [Path(p) for p in (cfg.chunks_path, cfg.predictions_path) if p is not None]
     return {
         "config_path": str(cfg.path) if cfg.path else None,
         "config_sha256": cfg.sha256,
-        "inputs_sha256": inputs,
-        "index": {"embedding": index.meta["embedding"], "build": index.meta["build"],
-                  "stale": stale},
+        "inputs_sha256": {str(p): _sha256(p) for p in files},
+        "index": {"embedding": data.index.meta["embedding"], "build": data.index.meta["build"],
+                  "stale": data.stale},
         "package": {"name": "ragassay", "version": __version__},
         "python": platform.python_version(),
         "seed": cfg.seed,
+        "tokenizer": TOKENIZER,
         "taxonomy_labels": len(LABELS),
     }
 
@@ -229,27 +318,29 @@ def _rows(run_id: str, rows: list[dict[str, Any]]) -> dict[str, list[dict[str, A
     for r in rows:
         q: Question = r["question"]
         qgold: QuestionGold = r["gold"]
+        pred: Prediction | None = r["prediction"]
         gold_ids = [c for c, g in qgold.grades.items() if g >= 1] if qgold.usable else []
         base = {"run_id": run_id, "question_id": q.question_id}
         retrieved.append({
             **base,
             "question": q.question,
             "gold_chunk_ids": gold_ids,
-            "retrieved": [{"rank": i, "chunk_id": h.chunk_id, "score": h.score,
-                           "gold": h.chunk_id in gold_ids} for i, h in enumerate(r["hits"], 1)],
+            "retrieved": [{"rank": i, "chunk_id": c, "score": s, "gold": c in gold_ids}
+                          for i, (c, s) in enumerate(zip(r["ranked"], r["scores"],
+                                                         strict=True), 1)],
             "gold_rank_in_index": r["index_ranks"],
             "metrics": r["retrieval"],
         })
-        answer: Answer = r["answer"]
+        answer = pred.answer if pred is not None else None
         answers.append({
             **base,
             "question": q.question,
             "answerable": q.answerable,
-            "answer": answer.model_dump(exclude_none=False),
-            "context_chunk_ids": [h.chunk_id for h in r["hits"]],
+            "answer": answer.model_dump() if answer is not None else None,
+            "context_chunk_ids": r["context"],
             "scores": r["answer_scores"],
-            "usage": None,
-            "latency_ms": r["latency_ms"],
+            "usage": r["usage"],
+            "latency_ms": pred.latency_ms if pred is not None else None,
         })
         if r["failures"]:
             failures.append({
@@ -260,9 +351,9 @@ def _rows(run_id: str, rows: list[dict[str, Any]]) -> dict[str, list[dict[str, A
                 "evidence": r["failures"],
                 "rank": r["retrieval"].get("rank"),
                 "gold_chunk_ids": gold_ids,
-                "top_chunk_ids": [h.chunk_id for h in r["hits"][:3]],
-                "answer_status": answer.status,
-                "answer_text": answer.text,
+                "top_chunk_ids": r["ranked"][:3],
+                "answer_status": answer.status if answer is not None else None,
+                "answer_text": answer.text if answer is not None else None,
                 "groundedness_reason": r["answer_scores"].get("groundedness_reason"),
             })
     return {"retrieved_chunks.jsonl": retrieved, "answers.jsonl": answers,

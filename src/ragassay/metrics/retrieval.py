@@ -91,7 +91,7 @@ def retrieval_scores(
     """
     _validate(ks, hit_policy)
     ranking = dedupe_ranking(ranked)
-    relevant = {cid: int(g) for cid, g in gold.items() if g >= 1}
+    relevant = {cid: g for cid, g in gold.items() if g >= 1}
     if not relevant:
         return empty_scores(ks, num_retrieved=len(ranking))
 
