@@ -65,20 +65,50 @@ def index(
     _guard(go)
 
 
-def _run(config: Path, run_id: str | None, force: bool, output_root: Path | None,
-         quiet: bool) -> None:
-    from .config import load_config
+def _load(config: Path, predictions: Path | None = None, chunks: Path | None = None,
+          k: int | None = None) -> Any:
+    """The config, with command-line overrides applied and checked again."""
+    from .config import check_contract, load_config
+
+    cfg = load_config(config)
+    if predictions is not None:
+        cfg.predictions_path = predictions
+    if chunks is not None:
+        cfg.chunks_path, cfg.index_dir = chunks, None
+    if k is not None:
+        if k < 1:
+            raise InputError("--k", f"k must be at least 1 (got {k})")
+        cfg.pipeline.top_k = k
+    check_contract(cfg, config)
+    return cfg
+
+
+ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="Evaluation config (YAML).")]
+RunIdOpt = Annotated[str | None, typer.Option("--run-id", help="Run folder name (default: time).")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing folder of that id.")]
+RootOpt = Annotated[Path | None, typer.Option(help="Override the config's output_root.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No tables on stdout.")]
+PredOpt = Annotated[Path | None, typer.Option(
+    "--predictions", help="Score this predictions JSONL instead of the built-in pipeline.")]
+ChunksOpt = Annotated[Path | None, typer.Option(
+    "--chunks", help="Evidence as a plain chunks.jsonl instead of an index.")]
+KOpt = Annotated[int | None, typer.Option("--k", help="Override pipeline.top_k.")]
+
+
+@app.command()
+def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
+        output_root: RootOpt = None, quiet: QuietOpt = False, predictions: PredOpt = None,
+        chunks: ChunksOpt = None, k: KOpt = None) -> None:
+    """Evaluate the configured pipeline (or a predictions file) and write the run folder."""
     from .report.summary import print_summary
-    from .run import run_evaluation
+    from .run import checks_line, run_evaluation
 
-    def go() -> Any:
-        cfg = load_config(config)
-        return run_evaluation(cfg, run_id=run_id, force=force, output_root=output_root,
-                              progress=not quiet)
-
-    result = _guard(go)
+    result = _guard(lambda: run_evaluation(_load(config, predictions, chunks, k), run_id=run_id,
+                                           force=force, output_root=output_root,
+                                           progress=not quiet))
     if not quiet:
         print_summary(result.metrics, result.questions, out)
+    out.print(checks_line(result.metrics["checks"]), highlight=False)
     stale = result.metrics["provenance"]["index"]["stale"]
     if stale:
         err.print(f"[yellow]warning:[/] the index is stale ({stale}); rebuild it with "
@@ -86,18 +116,131 @@ def _run(config: Path, run_id: str | None, force: bool, output_root: Path | None
     err.print(f"run {result.run_id} → {result.run_dir}")
 
 
-ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="Evaluation config (YAML).")]
-RunIdOpt = Annotated[str | None, typer.Option("--run-id", help="Run folder name (default: time).")]
-ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing run with this id.")]
-RootOpt = Annotated[Path | None, typer.Option(help="Override the config's output_root.")]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No tables on stdout.")]
+@app.command()
+def sweep(config: ConfigOpt,
+          k: Annotated[str, typer.Option("--k", help="k values: 1..10 or 1,3,5.")] = "1..10",
+          threshold: Annotated[str | None, typer.Option(
+              "--threshold", help="Score thresholds to try besides none, e.g. 0.2,0.3.")] = None,
+          sweep_id: Annotated[str, typer.Option(help="Output folder name.")] = "sweep",
+          force: ForceOpt = False, output_root: RootOpt = None, predictions: PredOpt = None,
+          chunks: ChunksOpt = None) -> None:
+    """Evaluate k = 1..N (and thresholds) in one call: table, sweep.json/md and a PNG plot."""
+    from rich.table import Table
+
+    from .run import _check_run_id
+    from .sweep import SWEEP_HEADER, parse_k_range, parse_thresholds, run_sweep, sweep_table
+    from .sweep import write_sweep as save
+
+    def go() -> tuple[list[dict[str, Any]], Path]:
+        ks, thresholds = parse_k_range(k), parse_thresholds(threshold)
+        cfg = _load(config, predictions, chunks)
+        _check_run_id(sweep_id)
+        dest = Path(output_root or cfg.output_root) / sweep_id
+        if dest.exists() and not force:
+            raise InputError(dest, "already exists; choose another --sweep-id or pass --force")
+        rows = run_sweep(cfg, ks, thresholds)
+        save(rows, dest, cfg=cfg, force=force)
+        return rows, dest
+
+    rows, dest = _guard(go)
+    table = Table(title="sweep", title_justify="left")
+    for col in SWEEP_HEADER:
+        table.add_column(col, justify="right")
+    for row in sweep_table(rows):
+        table.add_row(*row)
+    out.print(table)
+    err.print(f"sweep → {dest}/sweep.md, sweep.json, sweep.png")
 
 
 @app.command()
-def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
-        output_root: RootOpt = None, quiet: QuietOpt = False) -> None:
-    """Evaluate the configured pipeline and write the run folder."""
-    _run(config, run_id, force, output_root, quiet)
+def compare(runs: Annotated[list[Path], typer.Argument(help="Run folders, the baseline first.")],
+            metric: Annotated[list[str] | None, typer.Option(
+                "--metric", "-m", help="Metric to compare (default: all in metrics.json).")] = None,
+            seed: Annotated[int, typer.Option(help="Seed of the resampling tests.")] = 0,
+            json_out: Annotated[Path | None, typer.Option(
+                "--json", help="Also write the full comparison as JSON.")] = None) -> None:
+    """Per-metric deltas between runs with paired randomization and t-test p-values."""
+    import json
+
+    from rich.table import Table
+
+    from .report.compare import COMPARE_HEADER, compare_rows, compare_runs
+
+    result = _guard(lambda: compare_runs(runs, metrics=metric or None, seed=seed))
+    table = Table(title=f"compared with {runs[0]}", title_justify="left")
+    for col in COMPARE_HEADER:
+        table.add_column(col, justify="left" if col in ("candidate", "metric") else "right")
+    for row in compare_rows(result):
+        table.add_row(*row)
+    out.print(table)
+    if json_out is not None:
+        json_out.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n",
+                            encoding="utf-8")
+
+
+@app.command("metrics")
+def metrics_cmd(list_: Annotated[bool, typer.Option("--list", help="List the measures.")] = True
+                ) -> None:
+    """The IR measures `ragassay trec-eval` and `ragassay.metrics.evaluate` understand."""
+    from rich.table import Table
+
+    from .metrics import list_measures
+
+    table = Table(title="measures (name@k)", title_justify="left")
+    for col in ("name", "cutoff", "trec_eval", "formula"):
+        table.add_column(col)
+    for info in list_measures():
+        table.add_row(info.name, info.cutoff, info.trec_eval, info.formula)
+    out.print(table)
+
+
+@app.command("trec-eval")
+def trec_eval(qrels: Annotated[Path, typer.Argument(help="TREC qrels: qid 0 docid grade.")],
+              run_file: Annotated[Path, typer.Argument(help="TREC run: qid Q0 docid rank score "
+                                                            "tag.")],
+              measure: Annotated[list[str], typer.Option(
+                  "--measure", "-m", help="e.g. ndcg_cut.5, P.5, recip_rank, map, mrr@10.")],
+              per_query: Annotated[bool, typer.Option("-q", help="Per-query lines too.")] = False,
+              complete: Annotated[bool, typer.Option(
+                  "-c", help="Score queries missing from the run as 0 (trec_eval -c).")] = False,
+              ) -> None:
+    """trec_eval-compatible evaluation of TREC files, printed in trec_eval's layout."""
+    from .metrics import evaluate
+    from .metrics.trec import format_results, read_qrels, read_run
+
+    def go() -> str:
+        q, r = read_qrels(qrels), read_run(run_file)
+        res = evaluate(q, r, measure, missing_queries="zero" if complete else "skip")
+        return format_results(res, per_query=per_query)
+
+    sys.stdout.write(_guard(go))
+
+
+@app.command("export-trec")
+def export_trec(run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
+                out_dir: Annotated[Path, typer.Option("--out", help="Folder for the files.")]
+                ) -> None:
+    """Write a run folder's rankings and gold as TREC `run.trec` and `qrels.trec`."""
+    from .metrics.trec import write_qrels, write_run
+    from .schema import iter_jsonl
+
+    def go() -> None:
+        run: dict[str, dict[str, float]] = {}
+        qrels: dict[str, dict[str, int]] = {}
+        for _, row in iter_jsonl(run_dir / "retrieved_chunks.jsonl"):
+            hits = row["retrieved"]
+            # scores as given; without them, rank order becomes descending scores
+            run[row["question_id"]] = {
+                h["chunk_id"]: (h["score"] if h["score"] is not None else float(-h["rank"]))
+                for h in hits}
+            if row["gold_chunk_ids"]:
+                qrels[row["question_id"]] = dict.fromkeys(row["gold_chunk_ids"], 1)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        write_run(run, out_dir / "run.trec", tag=run_dir.name)
+        write_qrels(qrels, out_dir / "qrels.trec")
+
+    _guard(go)
+    err.print(f"wrote {out_dir / 'run.trec'} and {out_dir / 'qrels.trec'}")
 
 
 @app.command()

@@ -66,6 +66,12 @@ class Bar:
     op: Op
     threshold: float
 
+    def __post_init__(self) -> None:
+        if self.op not in OPERATORS:
+            raise ValueError(f"unknown operator {self.op!r}; use one of {', '.join(OPERATORS)}")
+        if not math.isfinite(self.threshold):
+            raise ValueError(f"threshold must be a finite number, got {self.threshold!r}")
+
     def __str__(self) -> str:
         return f"{self.metric} {self.op} {_num_text(self.threshold)}"
 
@@ -119,8 +125,11 @@ def parse_bar(metric: str, expr: Any, *, source: str | Path = "gate",
         known = list(known_metrics)
         if metric not in known:
             raise InputError(source, _unknown_metric(metric, known), field=where)
+    threshold = float(m.group(2))
+    if not math.isfinite(threshold):  # "1e999" parses to inf
+        raise InputError(source, f"threshold {m.group(2)!r} is not a finite number", field=where)
     op: Op = m.group(1)  # type: ignore[assignment]  # the regex admits only OPERATORS
-    return Bar(metric, op, float(m.group(2)))
+    return Bar(metric, op, threshold)
 
 
 def parse_bar_text(text: str, *, source: str | Path = "--bar",
@@ -472,8 +481,8 @@ def evaluate_gate(run_dir: Path, bars: list[Bar], *, baseline_dir: Path | None =
 # --- text ------------------------------------------------------------------------------
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 def _bar_line(r: BarResult) -> str:
@@ -485,31 +494,37 @@ def _bar_line(r: BarResult) -> str:
     return line
 
 
+def _summary(result: GateResult) -> str:
+    violated = sum(not r.passed for r in result.bars)
+    total = len(result.bars)
+    if total == 0:
+        parts = ["no bars"]
+    elif violated:
+        parts = [f"{violated} of {_count(total, 'bar', 'bars')} violated"]
+    else:
+        parts = [f"{_count(total, 'bar', 'bars')} ok"]
+    if result.baseline_id is not None:
+        regs = _count(len(result.regressions), "regression", "regressions")
+        if result.regressions and not result.fail_on_regression:
+            regs += " (not failing: fail_on_regression is off)"
+        fixes = _count(len(result.fixes), "fix", "fixes")
+        parts.append(f"{regs}, {fixes} vs baseline {result.baseline_id}")
+    verdict = "gate passed" if result.passed else "gate FAILED"
+    return f"{verdict} for run {result.run_id}: " + "; ".join(parts)
+
+
 def format_result(result: GateResult) -> list[str]:
-    """Lines for the terminal: one per bar, per flip, per one-sided question list, then a
-    summary line (``gate passed: ...`` / ``gate FAILED: ...``)."""
+    """Lines for the terminal: one per bar (``ok   ...`` / ``FAIL ...``), one per flip, one
+    per one-sided question list, then a summary line (``gate passed`` / ``gate FAILED``)."""
     lines = [_bar_line(r) for r in result.bars]
     lines += [f"REGRESSION {f.question_id}: {', '.join(f.checks)} pass→fail"
               for f in result.regressions]
     lines += [f"fixed      {f.question_id}: {', '.join(f.checks)} fail→pass" for f in result.fixes]
-    if result.only_in_run:
-        lines.append(f"note: {_plural(len(result.only_in_run), 'question')} only in this run: "
-                     + ", ".join(result.only_in_run))
-    if result.only_in_baseline:
-        lines.append(f"note: {_plural(len(result.only_in_baseline), 'question')} only in the "
-                     "baseline: " + ", ".join(result.only_in_baseline))
-
-    violated = sum(not r.passed for r in result.bars)
-    parts = [f"{violated} of {_plural(len(result.bars), 'bar')} violated" if violated
-             else f"{len(result.bars)} of {_plural(len(result.bars), 'bar')} ok"]
-    if result.baseline_id is not None:
-        regs = _plural(len(result.regressions), "regression")
-        if result.regressions and not result.fail_on_regression:
-            regs += " (not failing: fail_on_regression is off)"
-        parts.append(f"{regs} and {_plural(len(result.fixes), 'fix').replace('fixs', 'fixes')} "
-                     f"vs baseline {result.baseline_id}")
-    verdict = "gate passed" if result.passed else "gate FAILED"
-    lines.append(f"{verdict} for run {result.run_id}: " + "; ".join(parts))
+    for ids, where in ((result.only_in_run, "this run"), (result.only_in_baseline, "the baseline")):
+        if ids:
+            lines.append(f"note: {_count(len(ids), 'question', 'questions')} only in {where}: "
+                         + ", ".join(ids))
+    lines.append(_summary(result))
     return lines
 
 
@@ -525,7 +540,8 @@ def _short(text: str, limit: int = 60) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
-def _suite(parent: ET.Element, name: str, cases: list[ET.Element]) -> dict[str, int]:
+def _suite(parent: ET.Element, name: str, cases: list[ET.Element],
+           properties: dict[str, str] | None = None) -> dict[str, int]:
     counts = {
         "tests": len(cases),
         "failures": sum(c.find("failure") is not None for c in cases),
@@ -534,6 +550,10 @@ def _suite(parent: ET.Element, name: str, cases: list[ET.Element]) -> dict[str, 
     }
     suite = ET.SubElement(parent, "testsuite", {"name": name,
                                                 **{k: str(v) for k, v in counts.items()}})
+    if properties:
+        props = ET.SubElement(suite, "properties")
+        for key, value in properties.items():
+            ET.SubElement(props, "property", {"name": key, "value": _xml_text(value)})
     suite.extend(cases)
     return counts
 
@@ -565,8 +585,8 @@ def _gate_cases(result: GateResult) -> list[ET.Element]:
         if result.regressions:
             listed = ", ".join(f"{f.question_id} ({', '.join(f.checks)})"
                                for f in result.regressions)
-            message = (f"{_plural(len(result.regressions), 'question')} went pass→fail: "
-                       f"{listed}")
+            n = _count(len(result.regressions), "question", "questions")
+            message = f"{n} went pass→fail: {listed}"
             if result.fail_on_regression:
                 _outcome(case, "failure", message, kind="regression")
             else:
@@ -599,7 +619,8 @@ def _question_cases(result: GateResult, run_dir: Path) -> list[ET.Element]:
             if types.get(q.question_id):
                 parts.append(f"failure types: {', '.join(types[q.question_id])}")
             checks = " ".join(f"{c}={_check_text(v)}" for c, v in q.checks.items())
-            text = f"{q.question_id}: {q.question}\nchecks: {checks} (found = {result.found_metric})"
+            text = (f"{q.question_id}: {q.question}\n"
+                    f"checks: {checks} (found = {result.found_metric})")
             _outcome(case, "failure", "; ".join(parts), text, "question")
         elif all(v is None for v in q.checks.values()):
             _outcome(case, "skipped", f"not measured: {', '.join(q.checks)}")
@@ -616,20 +637,16 @@ def render_junit(result: GateResult, run_dir: Path) -> bytes:
     one for regressions when a baseline was given) and suite ``ragassay.questions`` (one case
     per question of the run). No timestamps or timings, so equal inputs give equal bytes."""
     root = ET.Element("testsuites", {"name": "ragassay"})
+    props = {"run_id": result.run_id, "found": result.found_metric}
+    if result.baseline_id is not None:
+        props["baseline_id"] = result.baseline_id
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
-    for name, cases in (("ragassay.gate", _gate_cases(result)),
-                        ("ragassay.questions", _question_cases(result, run_dir))):
-        for key, n in _suite(root, name, cases).items():
-            totals[key] += n
+    for key, n in _suite(root, "ragassay.gate", _gate_cases(result), props).items():
+        totals[key] += n
+    for key, n in _suite(root, "ragassay.questions", _question_cases(result, run_dir)).items():
+        totals[key] += n
     for key, n in totals.items():
         root.set(key, str(n))
-    props = ET.Element("properties")
-    ET.SubElement(props, "property", {"name": "run_id", "value": _xml_text(result.run_id)})
-    if result.baseline_id is not None:
-        ET.SubElement(props, "property", {"name": "baseline_id",
-                                          "value": _xml_text(result.baseline_id)})
-    ET.SubElement(props, "property", {"name": "found", "value": result.found_metric})
-    root[0].insert(0, props)
     tree = ET.ElementTree(root)
     ET.indent(tree, space="  ")
     return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"

@@ -13,7 +13,7 @@ import platform
 import shutil
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -192,7 +192,8 @@ def score_question(cfg: EvalConfig, q: Question, qgold: QuestionGold, pred: Pred
     if pred is None:  # reported, never silently dropped or scored as wrong
         return {
             "question": q, "gold": qgold, "prediction": None, "context": [], "ranked": [],
-            "scores": [], "retrieval": retrieval_scores([], {}, ks=cfg.retrieval_cutoffs()),
+            "scores": [],
+            "retrieval": retrieval_scores([], {}, ks=sorted({*cfg.retrieval_cutoffs(), k})),
             "answer_scores": dict.fromkeys(_NOT_MEASURED), "usage": None,
             "failures": {"evaluation_failure.metric_missing": {
                 "missing": {"all": "no prediction for this question"}}},
@@ -201,7 +202,7 @@ def score_question(cfg: EvalConfig, q: Question, qgold: QuestionGold, pred: Pred
     ranked = context_of(pred, len(pred.retrieved) or 1, threshold)
     context = ranked[:k]
     score_of = {h.chunk_id: h.score for h in reversed(pred.retrieved)}
-    retrieval = retrieval_scores(ranked, grades, ks=cfg.retrieval_cutoffs(),
+    retrieval = retrieval_scores(ranked, grades, ks=sorted({*cfg.retrieval_cutoffs(), k}),
                                  hit_policy=cfg.metrics.hit_policy)
     scores = score_answer(
         q, pred.answer, context_ids=context, gold_ids=[c for c, g in grades.items() if g >= 1],
@@ -360,26 +361,37 @@ def _rows(run_id: str, rows: list[dict[str, Any]]) -> dict[str, list[dict[str, A
             "failure_cases.jsonl": failures}
 
 
+def write_folder(dest: Path, fill: Callable[[Path], None], *, force: bool) -> None:
+    """Fill a temporary sibling folder, then rename it to `dest` (replacing it with `force`).
+
+    An interruption leaves `dest` as it was: never half-written, never half-replaced.
+    """
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.tmp-", dir=dest.parent))
+    try:
+        fill(tmp)
+        if dest.exists():
+            if not force:
+                raise InputError(dest, "already exists; pass --force to replace it")
+            old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
+            dest.rename(old)
+            tmp.rename(dest)
+            shutil.rmtree(old)
+        else:
+            tmp.rename(dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
 def _write_run(run_dir: Path, run_id: str, metrics: dict[str, Any],
                rows: list[dict[str, Any]], *, force: bool) -> None:
-    run_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{run_id}.tmp-", dir=run_dir.parent))
-    try:
+    def fill(tmp: Path) -> None:
         (tmp / "metrics.json").write_text(
             json.dumps(metrics, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
         for name, table in _rows(run_id, rows).items():
             write_jsonl(tmp / name, table)
         (tmp / "summary.md").write_text(render_summary_md(metrics, rows), encoding="utf-8")
         write_html(tmp)
-        if run_dir.exists():
-            if not force:
-                raise InputError(run_dir, "run id already used; pass --force to replace it")
-            old = run_dir.with_name(f".{run_id}.old-{os.getpid()}")
-            run_dir.rename(old)
-            tmp.rename(run_dir)
-            shutil.rmtree(old)
-        else:
-            tmp.rename(run_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+
+    write_folder(run_dir, fill, force=force)

@@ -1,0 +1,93 @@
+"""Compare run folders: per-metric deltas with paired tests, and the questions that changed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..metrics.stats import compare_paired, holm_bonferroni
+from ..schema import InputError, iter_jsonl
+
+
+def read_run_dir(run_dir: Path) -> dict[str, Any]:
+    """metrics.json plus per-question values of every metric: {metric: {question_id: value}}."""
+    metrics_path = run_dir / "metrics.json"
+    if not metrics_path.is_file():
+        raise InputError(metrics_path, "not a run folder: metrics.json is missing")
+    try:
+        metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(metrics_path, f"malformed JSON ({exc.msg})", line=exc.lineno) from None
+    per_question: dict[str, dict[str, Any]] = {}
+    for name, key in (("retrieved_chunks.jsonl", "metrics"), ("answers.jsonl", "scores")):
+        for line, row in iter_jsonl(run_dir / name):
+            if not isinstance(row, dict) or "question_id" not in row:
+                raise InputError(run_dir / name, "row without question_id", line=line,
+                                 field="question_id")
+            for metric, value in (row.get(key) or {}).items():
+                if value is None or isinstance(value, (int, float)):  # numbers and flags only
+                    per_question.setdefault(metric, {})[row["question_id"]] = (
+                        None if value is None else float(value))
+    return {"dir": run_dir, "metrics": metrics, "per_question": per_question}
+
+
+def _default_metrics(run: dict[str, Any]) -> list[str]:
+    m = run["metrics"]
+    return [*m.get("retrieval", {}), *m.get("answer", {})]
+
+
+def compare_runs(run_dirs: list[Path], *, metrics: list[str] | None = None,
+                 seed: int = 0) -> dict[str, Any]:
+    """Compare each run with the first (the baseline), metric by metric.
+
+    Per metric and candidate: means, delta with a paired bootstrap CI, the paired
+    randomization and t-test p-values, win/tie/loss counts and the changed question ids.
+    With more than one candidate, randomization p-values are Holm–Bonferroni adjusted over
+    every (candidate, metric) test.
+    """
+    if len(run_dirs) < 2:
+        raise InputError("compare", "give at least two run folders (baseline first)")
+    runs = [read_run_dir(d) for d in run_dirs]
+    names = metrics or _default_metrics(runs[0])
+    for name in names:
+        if name not in runs[0]["per_question"]:
+            known = ", ".join(sorted(runs[0]["per_question"]))
+            raise InputError(run_dirs[0] / "metrics.json", f"unknown metric {name!r}; "
+                             f"per-question metrics here: {known}", field=name)
+    comparisons = []
+    for cand in runs[1:]:
+        for name in names:
+            res = compare_paired(runs[0]["per_question"].get(name, {}),
+                                 cand["per_question"].get(name, {}), seed=seed)
+            comparisons.append({"baseline": str(runs[0]["dir"]), "candidate": str(cand["dir"]),
+                                "metric": name, **res})
+    if len(runs) > 2:
+        ps = [c["p_randomization"] for c in comparisons]
+        measured = [i for i, p in enumerate(ps) if p is not None]
+        adjusted = holm_bonferroni([ps[i] for i in measured])
+        for i, p in zip(measured, adjusted, strict=True):
+            comparisons[i]["p_holm"] = p
+    return {"baseline": str(runs[0]["dir"]), "seed": seed, "comparisons": comparisons}
+
+
+def _f(value: Any, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+COMPARE_HEADER = ["candidate", "metric", "baseline", "candidate mean", "Δ", "95% CI of Δ",
+                  "p (randomization)", "p (t-test)", "W/T/L", "changed questions"]
+
+
+def compare_rows(result: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    for c in result["comparisons"]:
+        p_rand = _f(c["p_randomization"], 4)
+        if "p_holm" in c:
+            p_rand += f" (Holm {_f(c['p_holm'], 4)})"
+        changed = ", ".join(c["changed_ids"][:8]) + (" …" if len(c["changed_ids"]) > 8 else "")
+        rows.append([Path(c["candidate"]).name, c["metric"], _f(c["mean_a"]), _f(c["mean_b"]),
+                     _f(c["delta"]), f"[{_f(c['ci_low'])}, {_f(c['ci_high'])}]", p_rand,
+                     _f(c["p_ttest"], 4), f"{c['wins']}/{c['ties']}/{c['losses']}",
+                     changed or "—"])
+    return rows

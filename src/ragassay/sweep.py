@@ -1,0 +1,166 @@
+"""Sweep k (and score thresholds): recall, grounded, right and token cost for each setting.
+
+Retrieval runs once at the largest k; each setting then answers from its own first k hits
+(at or above its threshold), so k is chosen with numbers instead of habit.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from .config import EvalConfig
+from .pipeline import NaivePipeline
+from .run import (
+    checks_summary,
+    cost_summary,
+    load_eval_set,
+    predict_all,
+    score_all,
+    write_folder,
+)
+from .schema import InputError
+
+SWEEP_HEADER = ["k", "thr", "recall@k", "found", "grounded", "right", "abstained",
+                "tokens", "calls"]
+
+
+def parse_k_range(text: str) -> list[int]:
+    """`1..5` → [1, 2, 3, 4, 5]; `1,3,10` → [1, 3, 10]. Every k must be ≥ 1."""
+    text = text.strip()
+    m = re.fullmatch(r"(-?\d+)\s*\.\.\s*(-?\d+)", text)
+    try:
+        ks = list(range(int(m.group(1)), int(m.group(2)) + 1)) if m else [
+            int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise InputError("--k", f"cannot parse {text!r}: use a range like 1..10 or a list like "
+                         "1,3,5") from None
+    if not ks:
+        raise InputError("--k", f"the range {text!r} is empty")
+    if min(ks) < 1:
+        raise InputError("--k", f"k must be at least 1 (got {min(ks)})")
+    return sorted(set(ks))
+
+
+def parse_thresholds(text: str | None) -> list[float | None]:
+    """`0.6,0.7` → [None, 0.6, 0.7]: the setting without threshold is always included."""
+    if not text:
+        return [None]
+    try:
+        values = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise InputError("--threshold", f"cannot parse {text!r}: use numbers like 0.6,0.7"
+                         ) from None
+    if not values:
+        raise InputError("--threshold", "no threshold given")
+    return [None, *sorted(set(values))]
+
+
+def run_sweep(cfg: EvalConfig, ks: list[int], thresholds: list[float | None],
+              progress: bool = False) -> list[dict[str, Any]]:
+    """One row per (k, threshold) with the three checks, recall@k and token totals."""
+    data = load_eval_set(cfg)
+    pipeline = rankings = fixed = None
+    if cfg.predictions_path is None:
+        pipeline = NaivePipeline(data.index, cfg)
+        rankings = pipeline.retrieve(data.questions, max(ks))
+    else:  # another system's answers are fixed: only the context it is judged on changes
+        fixed, _ = predict_all(cfg, data, k=max(ks))
+    rows = []
+    for threshold in thresholds:
+        for k in ks:
+            preds, ranks = (fixed, {}) if fixed is not None else predict_all(
+                cfg, data, k=k, threshold=threshold, pipeline=pipeline, rankings=rankings,
+                progress=progress)
+            scored = score_all(cfg, data, preds, k=k, threshold=threshold, rankings=ranks)
+            checks = checks_summary(scored, k)
+            recalls = [r["retrieval"].get(f"recall_at_{k}") for r in scored]
+            measured = [v for v in recalls if v is not None]
+            declined = [r["answer_scores"].get("unanswerable_detection_flag") for r in scored]
+            declined = [v for v in declined if v is not None]
+            cost = cost_summary(scored)
+            rows.append({
+                "k": k, "threshold": threshold,
+                "recall_at_k": sum(measured) / len(measured) if measured else None,
+                "found": checks["found"], "grounded": checks["grounded"],
+                "right": checks["right"],
+                "unanswerable_declined": {"passed": int(sum(declined)), "total": len(declined)},
+                "prompt_tokens": cost["prompt_tokens"],
+                "completion_tokens": cost["completion_tokens"],
+                "answerer_calls": cost["answerer_calls"],
+            })
+    return rows
+
+
+def _frac(c: dict[str, int]) -> str:
+    return f"{c['passed']}/{c['total']}"
+
+
+def sweep_table(rows: list[dict[str, Any]]) -> list[list[str]]:
+    return [[str(r["k"]), "—" if r["threshold"] is None else f"{r['threshold']:g}",
+             "—" if r["recall_at_k"] is None else f"{r['recall_at_k']:.3f}",
+             _frac(r["found"]), _frac(r["grounded"]), _frac(r["right"]),
+             _frac(r["unanswerable_declined"]), str(r["prompt_tokens"]),
+             str(r["answerer_calls"])] for r in rows]
+
+
+def plot_sweep(rows: list[dict[str, Any]], path: Path) -> None:
+    """Recall, grounded and right (left axis) and prompt tokens (right axis) against k."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only, no display
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=110)
+    tok = ax.twinx()
+    thresholds = list(dict.fromkeys(r["threshold"] for r in rows))
+    styles = ["-", "--", ":", "-."]
+    for i, thr in enumerate(thresholds):
+        sel = [r for r in rows if r["threshold"] == thr]
+        ks = [r["k"] for r in sel]
+        tag = "" if thr is None else f" (≥{thr:g})"
+        ls = styles[i % len(styles)]
+
+        def share(r: dict[str, Any], key: str) -> float:
+            c = r[key]
+            return c["passed"] / c["total"] if c["total"] else float("nan")
+
+        ax.plot(ks, [r["recall_at_k"] if r["recall_at_k"] is not None else float("nan")
+                     for r in sel], ls, marker="o", color="tab:blue", label="recall@k" + tag)
+        ax.plot(ks, [share(r, "grounded") for r in sel], ls, marker="s", color="tab:green",
+                label="grounded" + tag)
+        ax.plot(ks, [share(r, "right") for r in sel], ls, marker="^", color="tab:red",
+                label="right" + tag)
+        tok.plot(ks, [r["prompt_tokens"] for r in sel], ls, color="tab:gray", alpha=0.6,
+                 label="prompt tokens" + tag)
+    ax.set_xlabel("k (chunks passed to the answerer)")
+    ax.set_ylabel("share of questions")
+    ax.set_ylim(-0.02, 1.02)
+    tok.set_ylabel("prompt tokens (total, cl100k_base)")
+    ax.set_xticks(sorted({r["k"] for r in rows}))
+    lines = ax.get_legend_handles_labels()
+    lines2 = tok.get_legend_handles_labels()
+    ax.grid(alpha=0.3)
+    fig.legend(lines[0] + lines2[0], lines[1] + lines2[1], fontsize=7, loc="lower center",
+               ncol=4, frameon=False)
+    fig.tight_layout(rect=(0, 0.14, 1, 1))
+    fig.savefig(path, metadata={"Software": None})  # no version stamp: stable bytes
+    plt.close(fig)
+
+
+def write_sweep(rows: list[dict[str, Any]], out_dir: Path, *, cfg: EvalConfig,
+                force: bool = False) -> None:
+    """`sweep.json`, `sweep.md` and `sweep.png` in `out_dir`, written atomically."""
+    write_folder(out_dir, lambda tmp: _fill_sweep(rows, tmp, cfg), force=force)
+
+
+def _fill_sweep(rows: list[dict[str, Any]], out_dir: Path, cfg: EvalConfig) -> None:
+    (out_dir / "sweep.json").write_text(json.dumps(
+        {"config": str(cfg.path), "config_sha256": cfg.sha256, "rows": rows},
+        ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    lines = ["| " + " | ".join(SWEEP_HEADER) + " |", "|" + "---|" * len(SWEEP_HEADER)]
+    lines += ["| " + " | ".join(row) + " |" for row in sweep_table(rows)]
+    (out_dir / "sweep.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    plot_sweep(rows, out_dir / "sweep.png")
