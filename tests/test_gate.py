@@ -381,6 +381,15 @@ def test_the_baseline_is_judged_with_the_runs_found_metric(tmp_path: Path) -> No
     assert [(f.question_id, f.checks) for f in result.fixes] == [("a", ("found",))]
 
 
+def test_found_metric_can_be_chosen(tmp_path: Path) -> None:
+    run = make_run(tmp_path, "r", [q("a", metrics={"hit_at_5": 0, "hit_at_10": 1, "rank": 7})])
+    assert not evaluate_gate(run, [], baseline_dir=run).questions[0].passed
+    chosen = evaluate_gate(run, [], baseline_dir=run, found_metric="hit_at_10")
+    assert chosen.found_metric == "hit_at_10" and chosen.questions[0].passed
+    with pytest.raises(ValueError, match="found_metric must be"):
+        evaluate_gate(run, [], baseline_dir=run, found_metric="recall_at_5")
+
+
 def test_unanswerable_questions_have_only_the_right_check(tmp_path: Path) -> None:
     run = make_run(tmp_path, "r", [q("u", answerable=False, correct=1)])
     (u,) = load_run(run).questions

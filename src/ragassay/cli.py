@@ -98,22 +98,78 @@ KOpt = Annotated[int | None, typer.Option("--k", help="Override pipeline.top_k."
 @app.command()
 def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
         output_root: RootOpt = None, quiet: QuietOpt = False, predictions: PredOpt = None,
-        chunks: ChunksOpt = None, k: KOpt = None) -> None:
+        chunks: ChunksOpt = None, k: KOpt = None,
+        apply_gate: Annotated[bool, typer.Option(
+            "--gate", help="Then apply the config's gate: exit 1 when a bar is missed.")] = False,
+        ) -> None:
     """Evaluate the configured pipeline (or a predictions file) and write the run folder."""
-    from .report.summary import print_summary
-    from .run import checks_line, run_evaluation
+    from .report.summary import print_summary, totals_line
+    from .run import run_evaluation
 
     result = _guard(lambda: run_evaluation(_load(config, predictions, chunks, k), run_id=run_id,
                                            force=force, output_root=output_root,
                                            progress=not quiet))
     if not quiet:
         print_summary(result.metrics, result.questions, out)
-    out.print(checks_line(result.metrics["checks"]), highlight=False)
+    out.print(totals_line(result.metrics["checks"]), highlight=False)
     stale = result.metrics["provenance"]["index"]["stale"]
     if stale:
         err.print(f"[yellow]warning:[/] the index is stale ({stale}); rebuild it with "
                   "`ragassay index --if-stale`")
     err.print(f"run {result.run_id} → {result.run_dir}")
+    if apply_gate and not _gate(result.run_dir, None, config, None, None):
+        raise typer.Exit(1)
+
+
+def _gate(run_dir: Path, bars_text: list[str] | None, config: Path | None,
+          baseline: Path | None, junit: Path | None, fail_on_regression: bool = True) -> bool:
+    """Check a run against its bars (and a baseline); print one line per outcome."""
+    import json
+
+    from .config import load_config
+    from .gate import evaluate_gate, format_result, parse_bar_text, parse_gate, run_metric_names
+    from .gate import write_junit as save_junit
+
+    def go() -> Any:
+        known = run_metric_names(run_dir)
+        k = None
+        if bars_text:
+            bars = [parse_bar_text(t, known_metrics=known) for t in bars_text]
+        else:
+            metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
+            cfg_path = config or metrics["provenance"].get("config_path")
+            if not cfg_path:
+                raise InputError(run_dir, "no bars: pass --bar or --config with a `gate:` mapping")
+            bars = parse_gate(load_config(cfg_path).gate, source=cfg_path, known_metrics=known)
+            k = metrics.get("checks", {}).get("k")
+        result = evaluate_gate(run_dir, bars, baseline_dir=baseline,
+                               fail_on_regression=fail_on_regression,
+                               found_metric=f"hit_at_{k}" if not bars_text and k else None)
+        if junit is not None:
+            save_junit(result, run_dir, junit)
+        return result
+
+    result = _guard(go)
+    for line in format_result(result):
+        out.print(line, highlight=False)
+    return bool(result.passed)
+
+
+@app.command()
+def gate(run_dir: Annotated[Path, typer.Argument(help="The run folder to check.")],
+         baseline: Annotated[Path | None, typer.Option(
+             help="A baseline run: questions that flip from pass to fail are regressions.")] = None,
+         bar: Annotated[list[str] | None, typer.Option(
+             "--bar", help='A bar such as "recall_at_5>=0.8" (default: the config\'s gate:).')
+         ] = None,
+         config: Annotated[Path | None, typer.Option(
+             "--config", "-c", help="Config whose gate: to use (default: the run's).")] = None,
+         junit: Annotated[Path | None, typer.Option(help="Write JUnit XML here.")] = None,
+         fail_on_regression: Annotated[bool, typer.Option(
+             help="A regression against the baseline fails the gate.")] = True) -> None:
+    """Exit 1 when the run misses a bar or regresses against a baseline; 0 otherwise."""
+    if not _gate(run_dir, bar, config, baseline, junit, fail_on_regression):
+        raise typer.Exit(1)
 
 
 @app.command()

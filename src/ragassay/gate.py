@@ -442,14 +442,19 @@ def _flips(run: RunData, base: RunData) -> tuple[list[Flip], list[Flip], list[st
 
 
 def evaluate_gate(run_dir: Path, bars: list[Bar], *, baseline_dir: Path | None = None,
-                  fail_on_regression: bool = True) -> GateResult:
+                  fail_on_regression: bool = True, found_metric: str | None = None) -> GateResult:
     """Check ``bars`` on the run in ``run_dir``, and compare it question by question with
     the run in ``baseline_dir`` when given.
 
-    A bar on a metric the run does not hold is bad input (:class:`InputError`, with the
-    nearest names); so is a gate with no bar and no baseline, which could only pass.
+    ``found_metric`` (``hit_at_<k>`` or ``rank``) overrides the ``found`` check, which is
+    by default ``hit_at_k`` for the smallest k in the run's rows; the baseline is judged
+    with the same one. A bar on a metric the run does not hold is bad input
+    (:class:`InputError`, with the nearest names); so is a gate with no bar and no
+    baseline, which could only pass.
     """
-    run = load_run(Path(run_dir))
+    if found_metric is not None and found_metric != "rank" and not _HIT.match(found_metric):
+        raise ValueError(f"found_metric must be 'hit_at_<k>' or 'rank', got {found_metric!r}")
+    run = load_run(Path(run_dir), found_metric=found_metric)
     known = list(run.means)
     for bar in bars:
         if bar.metric not in run.means:

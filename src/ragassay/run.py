@@ -248,13 +248,6 @@ def checks_summary(rows: list[dict[str, Any]], k: int) -> dict[str, Any]:
     return {"k": k, "found": tally(found), "grounded": tally(grounded), "right": tally(right)}
 
 
-def checks_line(checks: dict[str, Any]) -> str:
-    """`found@3 6/7 · grounded 7/8 · right 7/8`."""
-    f, g, r = checks["found"], checks["grounded"], checks["right"]
-    return (f"found@{checks['k']} {f['passed']}/{f['total']} · grounded {g['passed']}/"
-            f"{g['total']} · right {r['passed']}/{r['total']}")
-
-
 def cost_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     usages = [r["usage"] for r in rows if r["usage"] is not None]
     return {
@@ -336,6 +329,7 @@ def _rows(run_id: str, rows: list[dict[str, Any]]) -> dict[str, list[dict[str, A
         answers.append({
             **base,
             "question": q.question,
+            "topic": q.topic,
             "answerable": q.answerable,
             "answer": answer.model_dump() if answer is not None else None,
             "context_chunk_ids": r["context"],

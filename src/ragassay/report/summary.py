@@ -25,7 +25,7 @@ def metric_rows(metrics: dict[str, Any], group: str) -> list[list[str]]:
     return out
 
 
-def question_rows(rows: list[dict[str, Any]], cutoff: int = 5) -> list[list[str]]:
+def question_rows(rows: list[dict[str, Any]], cutoff: int) -> list[list[str]]:
     """One line per question: id, topic, rank, found@cutoff, grounded, right, failure labels."""
     out = []
     for r in rows:
@@ -45,7 +45,8 @@ def question_rows(rows: list[dict[str, Any]], cutoff: int = 5) -> list[list[str]
     return out
 
 
-QUESTION_HEADER = ["question", "topic", "rank", "found@5", "grounded", "right", "failure types"]
+def question_header(k: int) -> list[str]:
+    return ["question", "topic", "rank", f"found@{k}", "grounded", "right", "failure types"]
 METRIC_HEADER = ["metric", "mean", "95% CI", "n", "missing"]
 
 
@@ -62,17 +63,26 @@ def render_summary_md(metrics: dict[str, Any], rows: list[dict[str, Any]]) -> st
     counts = metrics["counts"]
     prov = metrics["provenance"]
     emb = prov["index"]["embedding"]
-    chunking = prov["index"]["build"]["chunking"]
+    build = prov["index"]["build"]
+    chunking = build["chunking"]
     pipe = metrics["pipeline"]
+    if metrics.get("mode") == "predictions":
+        system = f"- system: predictions from a file, judged with top_k={pipe['top_k']}"
+    else:
+        system = (f"- pipeline: `{pipe['name']}` (top_k={pipe['top_k']}, "
+                  f"{pipe['retrieval_backend']}, answerer: {metrics['answerer']['kind']})")
+    if emb:
+        store = (f"- index: {emb['backend']} `{emb['model']}` (dim {emb['dimension']}), chunks of "
+                 f"{chunking.get('chunk_size')} chars with {chunking.get('overlap')} overlap, "
+                 f"{build['num_chunks']} chunks from {build['num_documents']} documents")
+    else:
+        store = (f"- evidence: chunk file `{build['source_dir']}`, {build['num_chunks']} chunks "
+                 f"from {build['num_documents']} documents")
     parts = [
         f"# Run `{metrics['run_id']}`",
         "",
-        f"- pipeline: `{pipe['name']}` (top_k={pipe['top_k']}, {pipe['retrieval_backend']}, "
-        f"answerer: {metrics['answerer']['kind']})",
-        f"- index: {emb['backend']} `{emb['model']}` (dim {emb['dimension']}), chunks of "
-        f"{chunking.get('chunk_size')} chars with {chunking.get('overlap')} overlap, "
-        f"{prov['index']['build']['num_chunks']} chunks from "
-        f"{prov['index']['build']['num_documents']} documents",
+        system,
+        store,
         f"- questions: {counts['questions']} ({counts['answerable']} answerable, "
         f"{counts['unanswerable']} unanswerable); seed {prov['seed']}; bootstrap 95% CIs",
     ]
@@ -103,7 +113,10 @@ def render_summary_md(metrics: dict[str, Any], rows: list[dict[str, Any]]) -> st
         "",
         "## Questions",
         "",
-        _md_table(QUESTION_HEADER, question_rows(rows)),
+        f"Totals: {totals_line(metrics['checks'])}",
+        "",
+        _md_table(question_header(metrics["checks"]["k"]),
+                  question_rows(rows, metrics["checks"]["k"])),
         "",
     ]
     moved = metrics["gold"]["reanchored"]
@@ -114,6 +127,18 @@ def render_summary_md(metrics: dict[str, Any], rows: list[dict[str, Any]]) -> st
                   for m in moved]
         parts.append("")
     return "\n".join(parts)
+
+
+def totals_line(checks: dict[str, Any]) -> str:
+    """`found@3 6/7 · grounded 7/8 · right 7/8` (not-measured questions left out, and said)."""
+    parts = []
+    for name in ("found", "grounded", "right"):
+        c = checks[name]
+        label = f"found@{checks['k']}" if name == "found" else name
+        extra = f" ({c['not_measured']} not measured)" if c["not_measured"] and name != "found" \
+            else ""
+        parts.append(f"{label} {c['passed']}/{c['total']}{extra}")
+    return " · ".join(parts)
 
 
 def print_summary(metrics: dict[str, Any], rows: list[dict[str, Any]],
@@ -127,6 +152,13 @@ def print_summary(metrics: dict[str, Any], rows: list[dict[str, Any]],
         for row in metric_rows(metrics, group):
             table.add_row(*row)
         console.print(table)
+    k = metrics["checks"]["k"]
+    table = Table(title="questions: found, grounded, right", title_justify="left")
+    for col in question_header(k)[:-1]:  # failure types: see the table below and the files
+        table.add_column(col)
+    for row in question_rows(rows, k):
+        table.add_row(*row[:-1])
+    console.print(table)
     fired = [(label, n) for label, n in metrics["failures"]["counts"].items() if n]
     if fired:
         table = Table(title="failure types", title_justify="left")

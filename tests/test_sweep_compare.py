@@ -1,0 +1,112 @@
+"""Sweep over k, run comparison with paired tests, TREC export checked against pytrec_eval."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ragassay.cli import app
+from ragassay.config import load_config
+from ragassay.metrics.trec import read_qrels, read_run
+from ragassay.run import run_evaluation
+from ragassay.schema import InputError
+from ragassay.sweep import parse_k_range, parse_thresholds, run_sweep
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "configs/eval/rag_quality_v1.yaml"
+runner = CliRunner()
+
+
+@pytest.fixture()
+def at_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+
+
+def test_parse_k_range() -> None:
+    assert parse_k_range("1..4") == [1, 2, 3, 4]
+    assert parse_k_range("5, 1,3") == [1, 3, 5]
+    for bad, msg in (("3..1", "empty"), ("0..3", "at least 1"), ("-2", "at least 1"),
+                     ("a..b", "cannot parse"), ("", "empty")):
+        with pytest.raises(InputError, match=msg):
+            parse_k_range(bad)
+    assert parse_thresholds(None) == [None]
+    assert parse_thresholds("0.7,0.6") == [None, 0.6, 0.7]
+    with pytest.raises(InputError, match="cannot parse"):
+        parse_thresholds("high")
+
+
+def test_sweep_on_the_fixture(tmp_path: Path, at_root: None) -> None:
+    cfg = load_config(CONFIG)
+    rows = run_sweep(cfg, [1, 5, 10], [None, 0.2])
+    by = {(r["k"], r["threshold"]): r for r in rows}
+    # The sweep at k=5 and k=10 equals the contract run's recall@5 / recall@10.
+    contract = run_evaluation(cfg, run_id="s", output_root=tmp_path).metrics
+    assert by[(5, None)]["recall_at_k"] == contract["retrieval"]["recall_at_5"]["mean"]
+    assert by[(10, None)]["recall_at_k"] == contract["retrieval"]["recall_at_10"]["mean"]
+    assert by[(10, None)]["right"] == contract["checks"]["right"]
+    # More context costs more tokens; a threshold never adds any.
+    assert by[(1, None)]["prompt_tokens"] < by[(5, None)]["prompt_tokens"] < by[
+        (10, None)]["prompt_tokens"]
+    for k in (1, 5, 10):
+        assert by[(k, 0.2)]["prompt_tokens"] <= by[(k, None)]["prompt_tokens"]
+        assert by[(k, 0.2)]["recall_at_k"] <= by[(k, None)]["recall_at_k"]
+
+
+def test_sweep_cli_writes_table_json_and_plot(tmp_path: Path, at_root: None) -> None:
+    result = runner.invoke(app, ["sweep", "-c", str(CONFIG), "--k", "1..3", "--output-root",
+                                 str(tmp_path), "--sweep-id", "sw"])
+    assert result.exit_code == 0, result.output
+    assert {p.name for p in (tmp_path / "sw").iterdir()} == {"sweep.json", "sweep.md",
+                                                             "sweep.png"}
+    assert len(json.loads((tmp_path / "sw/sweep.json").read_text())["rows"]) == 3
+    assert (tmp_path / "sw/sweep.png").read_bytes()[:4] == b"\x89PNG"
+    again = runner.invoke(app, ["sweep", "-c", str(CONFIG), "--k", "1..3", "--output-root",
+                                str(tmp_path), "--sweep-id", "sw"])
+    assert again.exit_code == 2 and "already exists" in again.output
+    bad = runner.invoke(app, ["sweep", "-c", str(CONFIG), "--k", "0..3"])
+    assert bad.exit_code == 2 and "--k" in bad.output
+
+
+def test_compare_two_runs(tmp_path: Path, at_root: None) -> None:
+    cfg = load_config(CONFIG)
+    run_evaluation(cfg, run_id="k10", output_root=tmp_path)
+    cfg.pipeline.top_k = 3
+    run_evaluation(cfg, run_id="k3", output_root=tmp_path)
+    out = tmp_path / "cmp.json"
+    result = runner.invoke(app, ["compare", str(tmp_path / "k10"), str(tmp_path / "k3"),
+                                 "-m", "recall_at_10", "-m", "correct", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    comparisons = {c["metric"]: c for c in json.loads(out.read_text())["comparisons"]}
+    recall = comparisons["recall_at_10"]
+    assert recall["delta"] < 0 and recall["losses"] > 0 and recall["wins"] == 0
+    assert recall["n"] == 13 and 0 < recall["p_randomization"] <= 1
+    bad = runner.invoke(app, ["compare", str(tmp_path / "k10"), str(tmp_path / "k3"), "-m",
+                              "recal"])
+    assert bad.exit_code == 2 and "unknown metric" in bad.output
+
+
+def test_exported_trec_files_agree_with_pytrec_eval(tmp_path: Path, at_root: None) -> None:
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    cfg = load_config(CONFIG)
+    run = run_evaluation(cfg, run_id="t", output_root=tmp_path)
+    result = runner.invoke(app, ["export-trec", str(run.run_dir), "--out", str(tmp_path / "trec")])
+    assert result.exit_code == 0, result.output
+    qrels, trec_run = read_qrels(tmp_path / "trec/qrels.trec"), read_run(tmp_path /
+                                                                         "trec/run.trec")
+    ref = pytrec_eval.RelevanceEvaluator(qrels, {"recall.5", "ndcg_cut.5", "map"}).evaluate(
+        trec_run)
+    for row in (json.loads(line) for line in (run.run_dir / "retrieved_chunks.jsonl")
+                .read_text(encoding="utf-8").splitlines()):
+        m, qid = row["metrics"], row["question_id"]
+        if m["recall_at_5"] is None:
+            assert qid not in ref
+            continue
+        assert m["recall_at_5"] == pytest.approx(ref[qid]["recall_5"], abs=1e-9)
+        assert m["ndcg_at_5"] == pytest.approx(ref[qid]["ndcg_cut_5"], abs=1e-9)
+        assert m["map"] == pytest.approx(ref[qid]["map"], abs=1e-9)
+    printed = runner.invoke(app, ["trec-eval", str(tmp_path / "trec/qrels.trec"),
+                                  str(tmp_path / "trec/run.trec"), "-m", "ndcg_cut.5"])
+    assert printed.exit_code == 0 and printed.output.startswith("ndcg_cut_5")
