@@ -1,7 +1,9 @@
 """Sweep k (and score thresholds): recall, grounded, right and token cost for each setting.
 
 Retrieval runs once at the largest k; each setting then answers from its own first k hits
-(at or above its threshold), so k is chosen with numbers instead of habit.
+(at or above its threshold), so k is chosen with numbers instead of habit. Tokens are those
+of the answer prompt at that setting (question + its k chunks, cl100k_base); for a
+predictions file the answers stay as given and only the context they are judged on changes.
 """
 
 from __future__ import annotations
@@ -68,6 +70,8 @@ def run_sweep(cfg: EvalConfig, ks: list[int], thresholds: list[float | None],
         rankings = pipeline.retrieve(data.questions, max(ks))
     else:  # another system's answers are fixed: only the context it is judged on changes
         fixed, _ = predict_all(cfg, data, k=max(ks))
+        # Its reported usage belongs to the k it ran with; count the prompt at each k instead.
+        fixed = {qid: p.model_copy(update={"usage": None}) for qid, p in fixed.items()}
     rows = []
     for threshold in thresholds:
         for k in ks:
