@@ -151,7 +151,7 @@ def _gate(run_dir: Path, bars_text: list[str] | None, config: Path | None,
 
     result = _guard(go)
     for line in format_result(result):
-        out.print(line, highlight=False)
+        out.print(line, highlight=False, soft_wrap=True)
     return bool(result.passed)
 
 
