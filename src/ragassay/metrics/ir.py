@@ -209,8 +209,7 @@ def rank_documents(scores: Mapping[str, float], *, keep_order: bool = False) -> 
     """
     if keep_order:
         return list(scores)
-    if len(set(scores.values())) == len(scores):  # no tied scores: one sort by score suffices
-        return sorted(scores, key=scores.__getitem__, reverse=True)
+    # Two stable sorts beat one sort on (score, id) tuples, and checking for ties first.
     docs = sorted(scores, reverse=True)
     docs.sort(key=scores.__getitem__, reverse=True)  # stable: tied docs stay id-descending
     return docs
@@ -218,13 +217,7 @@ def rank_documents(scores: Mapping[str, float], *, keep_order: bool = False) -> 
 
 def _ranking(qid: str, entry: Mapping[str, float] | Sequence[str], keep_order: bool) -> list[str]:
     if isinstance(entry, Mapping):
-        values = list(entry.values())
-        try:
-            checked = np.asarray(values, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"query {qid!r}: run scores must be numbers") from None
-        if not np.isfinite(checked).all():
-            raise ValueError(f"query {qid!r}: run scores must be finite (found NaN or inf)")
+        # Scores are checked per query only when the batch check in _score_columns fails.
         return rank_documents(entry, keep_order=keep_order)
     if isinstance(entry, str) or not isinstance(entry, Sequence):
         raise ValueError(
@@ -397,6 +390,23 @@ def evaluate(
     return {"per_query": per_query, "mean": mean}
 
 
+def _all_finite(values: list[float]) -> bool:
+    try:
+        return bool(np.isfinite(np.asarray(values, dtype=np.float64)).all())
+    except (TypeError, ValueError):
+        return False
+
+
+def _check_scores(qid: str, entry: Mapping[str, float]) -> None:
+    """Raise the error that names the query when its scores are not finite numbers."""
+    try:
+        checked = np.asarray(list(entry.values()), dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"query {qid!r}: run scores must be numbers") from None
+    if not np.isfinite(checked).all():
+        raise ValueError(f"query {qid!r}: run scores must be finite (found NaN or inf)")
+
+
 def _score_columns(
     qrels: Qrels,
     run: Run,
@@ -409,9 +419,17 @@ def _score_columns(
     depths: list[int] = []
     ideal: list[int] = []
     num_rel: list[int] = []
+    scores: list[float] = []
     for qid in qids:
         judgments = qrels[qid]
-        ranking = _ranking(qid, run[qid], keep_order)
+        entry = run[qid]
+        if isinstance(entry, Mapping):
+            scores.extend(entry.values())
+        try:
+            ranking = _ranking(qid, entry, keep_order)
+        except TypeError:  # a score that does not compare with numbers
+            _check_scores(qid, entry)
+            raise
         try:
             relevant = sorted((g for g in judgments.values() if g >= 1), reverse=True)
         except TypeError:
@@ -420,6 +438,10 @@ def _score_columns(
         num_rel.append(len(relevant))
         grades.extend(map(judgments.get, ranking, repeat(0)))
         depths.append(len(ranking))
+    if scores and not _all_finite(scores):
+        for qid in qids:  # the rare path: find the query to name
+            if isinstance(run[qid], Mapping):
+                _check_scores(qid, run[qid])
     batch = _Batch(
         grades=_pad(grades, depths),
         ideal=_pad(ideal, num_rel),
