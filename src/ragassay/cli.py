@@ -183,14 +183,14 @@ def sweep(config: ConfigOpt,
     """Evaluate k = 1..N (and thresholds) in one call: table, sweep.json/md and a PNG plot."""
     from rich.table import Table
 
-    from .run import _check_run_id
+    from .run import check_run_id
     from .sweep import SWEEP_HEADER, parse_k_range, parse_thresholds, run_sweep, sweep_table
     from .sweep import write_sweep as save
 
     def go() -> tuple[list[dict[str, Any]], Path]:
         ks, thresholds = parse_k_range(k), parse_thresholds(threshold)
         cfg = _load(config, predictions, chunks)
-        _check_run_id(sweep_id)
+        check_run_id(sweep_id)
         dest = Path(output_root or cfg.output_root) / sweep_id
         if dest.exists() and not force:
             raise InputError(dest, "already exists; choose another --sweep-id or pass --force")

@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from rich.console import Console
 from rich.progress import track
 
@@ -59,7 +60,7 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _check_run_id(run_id: str) -> None:
+def check_run_id(run_id: str) -> None:
     if not run_id or run_id in (".", "..") or "/" in run_id or os.sep in run_id:
         raise InputError("--run-id", f"invalid run id {run_id!r}: use a plain folder name")
 
@@ -133,7 +134,7 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
     t_start = time.perf_counter()
     mode = "predictions" if cfg.predictions_path else cfg.pipeline.name
     run_id = run_id or default_run_id(mode)
-    _check_run_id(run_id)
+    check_run_id(run_id)
     root = Path(output_root or cfg.output_root)
     run_dir = root / run_id
     if run_dir.exists() and not force:
@@ -168,6 +169,7 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
         },
         "provenance": _provenance(cfg, data),
         "timings": {
+            "latency_ms": latency_summary(rows),
             "load_index_s": data.load_s,
             "predict_s": predict_s,
             "total_s": time.perf_counter() - t_start,
@@ -257,6 +259,24 @@ def cost_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "answerer_calls": sum(1 for u in usages if u["prompt_tokens"] > 0),
         "questions_with_usage": len(usages),
     }
+
+
+def latency_summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, float | int]]:
+    """p50 / p95 / mean per stage over the questions that report it (`total` = their sum)."""
+    stages: dict[str, list[float]] = {}
+    for r in rows:
+        pred = r["prediction"]
+        lat = pred.latency_ms if pred is not None else None
+        if isinstance(lat, (int, float)):
+            lat = {"total": float(lat)}
+        if not lat:
+            continue
+        for stage, ms in lat.items():
+            stages.setdefault(stage, []).append(float(ms))
+        if "total" not in lat:
+            stages.setdefault("total", []).append(float(sum(lat.values())))
+    return {stage: {"p50": float(np.percentile(v, 50)), "p95": float(np.percentile(v, 95)),
+                    "mean": float(np.mean(v)), "n": len(v)} for stage, v in stages.items()}
 
 
 def aggregate_rows(cfg: EvalConfig, rows: list[dict[str, Any]]) -> dict[str, Any]:
