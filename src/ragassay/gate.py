@@ -18,7 +18,6 @@ A check whose score is None (not measured) does not fail; a bar whose mean is No
 from __future__ import annotations
 
 import difflib
-import json
 import math
 import os
 import re
@@ -29,13 +28,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .schema import InputError, iter_jsonl
+from .runfolder import GROUPS, read_metrics, read_rows
+from .schema import InputError
 
 Op = Literal[">=", ">", "<=", "<", "=="]
 OPERATORS: tuple[Op, ...] = (">=", ">", "<=", "<", "==")
 CHECKS = ("found", "grounded", "right")
 # Metric groups of metrics.json that bars may name, searched in this order.
-GROUPS = ("retrieval", "answer")
 # Values this close to a threshold count as equal to it, so float noise in a mean
 # (0.7999999999999999 for 0.8) never decides a bar.
 REL_TOL = 1e-9
@@ -188,46 +187,13 @@ class RunData:
     found_metric: str  # "hit_at_<k>" or "rank"
 
 
-def _need_file(path: Path) -> Path:
-    if not path.is_file():
-        raise InputError(path, "file not found: is this a run folder? (expected metrics.json, "
-                         "answers.jsonl, retrieved_chunks.jsonl, failure_cases.jsonl)")
-    return path
-
-
 def _real(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def read_run_metrics(run_dir: Path) -> dict[str, Any]:
-    """Read and check ``metrics.json`` of a run folder (the groups the gate reads)."""
-    path = _need_file(Path(run_dir) / "metrics.json")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"malformed JSON ({exc.msg}, column {exc.colno})",
-                         line=exc.lineno) from None
-    if not isinstance(data, dict):
-        raise InputError(path, "expected a JSON object")
-    for group in GROUPS:
-        entries = data.get(group)
-        if not isinstance(entries, dict):
-            raise InputError(path, f"expected a mapping of metric aggregates under {group!r}",
-                             field=group)
-        for name, agg in entries.items():
-            where = f"{group}.{name}"
-            if not isinstance(agg, dict) or "mean" not in agg:
-                raise InputError(path, "expected {mean, n, missing, ...}", field=where)
-            mean = agg["mean"]
-            if mean is not None and not (_real(mean) and math.isfinite(mean)):
-                raise InputError(path, f"mean must be a finite number or null, got {mean!r}",
-                                 field=f"{where}.mean")
-    return data
-
-
 def run_metric_names(run_dir: Path) -> list[str]:
     """The metric names a bar may name: the run's retrieval group, then its answer group."""
-    data = read_run_metrics(run_dir)
+    data = read_metrics(run_dir)
     return _metric_names(data)
 
 
@@ -236,21 +202,6 @@ def _metric_names(data: dict[str, Any]) -> list[str]:
     for group in GROUPS:
         names.extend(n for n in data[group] if n not in names)
     return names
-
-
-def _rows_by_id(path: Path) -> dict[str, tuple[int, dict[str, Any]]]:
-    rows: dict[str, tuple[int, dict[str, Any]]] = {}
-    for line, row in iter_jsonl(_need_file(path)):
-        if not isinstance(row, dict):
-            raise InputError(path, "expected a JSON object", line=line)
-        qid = row.get("question_id")
-        if not isinstance(qid, str) or not qid:
-            raise InputError(path, "missing question_id", line=line, field="question_id")
-        if qid in rows:
-            raise InputError(path, f"duplicate question_id {qid!r} (first on line "
-                             f"{rows[qid][0]})", line=line, field="question_id")
-        rows[qid] = (line, row)
-    return rows
 
 
 def _dict_field(path: Path, line: int, row: dict[str, Any], name: str) -> dict[str, Any]:
@@ -302,7 +253,7 @@ def load_run(run_dir: Path, *, found_metric: str | None = None) -> RunData:
     Raises :class:`InputError` naming the file for a missing or malformed file.
     """
     run_dir = Path(run_dir)
-    data = read_run_metrics(run_dir)
+    data = read_metrics(run_dir)
     means: dict[str, float | None] = {}
     ns: dict[str, int] = {}
     for group in GROUPS:
@@ -314,8 +265,8 @@ def load_run(run_dir: Path, *, found_metric: str | None = None) -> RunData:
 
     answers_path = run_dir / "answers.jsonl"
     retrieved_path = run_dir / "retrieved_chunks.jsonl"
-    answers = _rows_by_id(answers_path)
-    retrieved = _rows_by_id(retrieved_path)
+    answers = read_rows(answers_path)
+    retrieved = read_rows(retrieved_path)
     for qid in answers:
         if qid not in retrieved:
             raise InputError(retrieved_path, f"no row for question {qid!r} of answers.jsonl")
@@ -603,7 +554,7 @@ def _gate_cases(result: GateResult) -> list[ET.Element]:
 def _failure_types(run_dir: Path) -> dict[str, list[str]]:
     path = Path(run_dir) / "failure_cases.jsonl"
     out: dict[str, list[str]] = {}
-    for qid, (line, row) in _rows_by_id(path).items():
+    for qid, (line, row) in read_rows(path).items():
         types = row.get("failure_types", [])
         if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
             raise InputError(path, "expected a list of labels", line=line, field="failure_types")

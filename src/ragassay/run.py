@@ -6,7 +6,6 @@ interrupted run leaves no half-written folder and a reused run id is refused bef
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform
@@ -29,6 +28,7 @@ from .config import EvalConfig
 from .diagnose import LABELS, UNOBSERVABLE, Case, count_labels, diagnose
 from .gold import QuestionGold, anchor_gold, load_gold, load_questions
 from .index import Index, index_status, load_chunk_file, load_index
+from .ingest import file_sha256
 from .metrics.answer import DEFAULT_DECLINE_PHRASES, score_answer
 from .metrics.retrieval import retrieval_scores
 from .metrics.stats import aggregate
@@ -50,14 +50,6 @@ class RunResult:
 
 def default_run_id(pipeline: str) -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + f"-{pipeline}"
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def check_run_id(run_id: str) -> None:
@@ -313,7 +305,7 @@ def _provenance(cfg: EvalConfig, data: EvalSet) -> dict[str, Any]:
     return {
         "config_path": str(cfg.path) if cfg.path else None,
         "config_sha256": cfg.sha256,
-        "inputs_sha256": {str(p): _sha256(p) for p in files},
+        "inputs_sha256": {str(p): file_sha256(p) for p in files},
         "index": {"embedding": data.index.meta["embedding"], "build": data.index.meta["build"],
                   "stale": data.stale},
         "package": {"name": "ragassay", "version": __version__},

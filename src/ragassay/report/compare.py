@@ -2,32 +2,23 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from ..metrics.stats import compare_paired, holm_bonferroni
-from ..schema import InputError, iter_jsonl
+from ..runfolder import read_metrics, read_rows
+from ..schema import InputError
 
 
 def read_run_dir(run_dir: Path) -> dict[str, Any]:
     """metrics.json plus per-question values of every metric: {metric: {question_id: value}}."""
-    metrics_path = run_dir / "metrics.json"
-    if not metrics_path.is_file():
-        raise InputError(metrics_path, "not a run folder: metrics.json is missing")
-    try:
-        metrics = json.loads(metrics_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(metrics_path, f"malformed JSON ({exc.msg})", line=exc.lineno) from None
+    metrics = read_metrics(run_dir)
     per_question: dict[str, dict[str, Any]] = {}
     for name, key in (("retrieved_chunks.jsonl", "metrics"), ("answers.jsonl", "scores")):
-        for line, row in iter_jsonl(run_dir / name):
-            if not isinstance(row, dict) or "question_id" not in row:
-                raise InputError(run_dir / name, "row without question_id", line=line,
-                                 field="question_id")
+        for qid, (_, row) in read_rows(run_dir / name).items():
             for metric, value in (row.get(key) or {}).items():
                 if value is None or isinstance(value, (int, float)):  # numbers and flags only
-                    per_question.setdefault(metric, {})[row["question_id"]] = (
+                    per_question.setdefault(metric, {})[qid] = (
                         None if value is None else float(value))
     return {"dir": run_dir, "metrics": metrics, "per_question": per_question}
 

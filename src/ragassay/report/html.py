@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..schema import InputError, iter_jsonl
+from ..runfolder import read_metrics, read_rows
 
 ROW_FILES = ("retrieved_chunks.jsonl", "answers.jsonl", "failure_cases.jsonl")
 
@@ -68,7 +68,7 @@ def render_html(run_dir: Path) -> str:
     Raises InputError naming the file (and line) when an artifact is missing or malformed.
     """
     run_dir = Path(run_dir)
-    metrics = _read_metrics(run_dir / "metrics.json")
+    metrics = read_metrics(run_dir)
     rows = _read_questions(run_dir)
     title = f"ragassay run {metrics.get('run_id', run_dir.name)}"
     body = [
@@ -119,35 +119,9 @@ def write_html(run_dir: Path, out: Path | None = None) -> Path:
 # --- reading the run folder ----------------------------------------------------------
 
 
-def _read_metrics(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise InputError(path, "file not found; is this a run folder?")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"malformed JSON ({exc.msg})", line=exc.lineno) from None
-    if not isinstance(data, dict):
-        raise InputError(path, "expected a JSON object at the top level")
-    for group in ("retrieval", "answer"):
-        if not isinstance(data.get(group), dict):
-            raise InputError(path, "missing or not an object", field=group)
-    return data
-
-
 def _read_rows(path: Path) -> dict[str, dict[str, Any]]:
-    """question_id → row, in file order; a duplicate id is an error."""
-    rows: dict[str, dict[str, Any]] = {}
-    for line, row in iter_jsonl(path):
-        if not isinstance(row, dict):
-            raise InputError(path, "expected a JSON object", line=line)
-        qid = row.get("question_id")
-        if not isinstance(qid, str) or not qid:
-            raise InputError(path, "missing or empty", line=line, field="question_id")
-        if qid in rows:
-            raise InputError(path, f"duplicate question_id {qid!r}", line=line,
-                             field="question_id")
-        rows[qid] = row
-    return rows
+    """question_id → row, in file order."""
+    return {qid: row for qid, (_, row) in read_rows(path).items()}
 
 
 def _read_questions(run_dir: Path) -> list[QuestionRow]:
