@@ -30,7 +30,7 @@ def at_root(monkeypatch: pytest.MonkeyPatch) -> None:
 def totals(k: int) -> tuple[str, str, str]:
     cfg = load_config(EXAMPLE / "config.yaml")
     data = load_eval_set(cfg)
-    preds, _ = predict_all(cfg, data, k=k)
+    preds, _, _ = predict_all(cfg, data, k=k)
     rows = score_all(cfg, data, preds, k=k)
     found = [r["retrieval"][f"hit_at_{k}"] for r in rows if r["retrieval"][f"hit_at_{k}"]
              is not None]

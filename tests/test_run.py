@@ -43,7 +43,7 @@ def test_contract_files_and_counts(contract_run: Path) -> None:
     assert {p.name for p in contract_run.iterdir()} == FILES
     metrics = json.loads((contract_run / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["counts"] == {"questions": 16, "answerable": 13, "unanswerable": 3,
-                                 "without_prediction": 0}
+                                 "without_prediction": 0, "answerer_errors": 0}
     for name in ("recall_at_5", "recall_at_10", "mrr_at_5", "ndcg_at_5"):
         agg = metrics["retrieval"][name]
         assert agg["n"] + agg["missing"] == 16 and agg["n"] <= 13

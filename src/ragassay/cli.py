@@ -117,6 +117,11 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
         err.print(f"[yellow]warning:[/] the index is stale ({stale}); rebuild it with "
                   "`ragassay index --if-stale`")
     err.print(f"run {result.run_id} → {result.run_dir}")
+    failed = result.metrics["counts"]["answerer_errors"]
+    if failed:
+        err.print(f"[red]error:[/] {failed} questions not measured: the answerer call failed "
+                  "(see failure_cases.jsonl); rerun to resume from the cache")
+        raise typer.Exit(3)
     if apply_gate and not _gate(result.run_dir, None, config, None, None):
         raise typer.Exit(1)
 
@@ -297,6 +302,32 @@ def export_trec(run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
 
     _guard(go)
     err.print(f"wrote {out_dir / 'run.trec'} and {out_dir / 'qrels.trec'}")
+
+
+@app.command("judge-check")
+def judge_check_cmd(labelled: Annotated[Path, typer.Argument(
+                        help="JSONL of {id, claim, sources: [text], label: yes|no}.")],
+                    config: ConfigOpt) -> None:
+    """Measure the config's LLM judge against human labels: accuracy and Cohen's kappa."""
+    from .config import load_config
+    from .endpoint import OpenAICompatClient
+    from .judge import Judge, judge_check
+
+    def go() -> dict[str, Any]:
+        cfg = load_config(config)
+        if cfg.judge is None:
+            raise InputError(config, "no judge configured", field="judge")
+        with OpenAICompatClient(cfg.judge) as client:
+            return judge_check(labelled, Judge(client))
+
+    res = _guard(go)
+    acc = "—" if res["accuracy"] is None else f"{res['accuracy']:.3f}"
+    kappa = "—" if res["cohen_kappa"] is None else f"{res['cohen_kappa']:.3f}"
+    out.print(f"judge vs labels: n={res['n']} measured={res['measured']} accuracy={acc} "
+              f"kappa={kappa} confusion={res['confusion']} not measured={res['not_measured']}",
+              highlight=False, soft_wrap=True)
+    if res["disagreements"]:
+        out.print("disagreements: " + ", ".join(res["disagreements"]), soft_wrap=True)
 
 
 @app.command()

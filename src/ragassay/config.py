@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from .endpoint import EndpointConfig
 from .schema import InputError, read_yaml
 
 # The naive baseline is fixed by the contract: any other value here is a different pipeline.
@@ -25,6 +26,7 @@ KNOWN_PIPELINES = ("naive_baseline",)
 RETRIEVAL_METRIC = re.compile(r"^(recall|precision|hit|mrr|ndcg)_at_([1-9][0-9]*)$")
 RETRIEVAL_PLAIN = ("map",)
 ANSWER_METRICS = (
+    "judge_faithfulness",
     "faithfulness",
     "groundedness",
     "answer_relevancy",
@@ -59,9 +61,28 @@ class IndexBuildConfig(_Strict):
 
 
 class AnswererConfig(_Strict):
-    kind: Literal["extractive"] = "extractive"
+    """`kind: extractive` (offline default) or `kind: llm` with the endpoint keys of
+    :class:`ragassay.endpoint.EndpointConfig` (base_url, model, api_key_env, temperature,
+    max_tokens, timeout_s, max_retries, concurrency, run_timeout_s, cache_dir)."""
+
+    model_config = ConfigDict(extra="allow")
+    kind: Literal["extractive", "llm"] = "extractive"
     max_sentences: int = Field(2, ge=1)
     min_support: float = Field(0.5, ge=0.0, le=1.0)
+    decline_phrase: str = "I don't know"
+
+    @model_validator(mode="after")
+    def _endpoint_keys(self) -> AnswererConfig:
+        extra = dict(self.model_extra or {})
+        if self.kind == "extractive" and extra:
+            raise ValueError(f"unknown key {next(iter(extra))!r} for kind: extractive "
+                             "(endpoint keys need kind: llm)")
+        if self.kind == "llm":
+            EndpointConfig.model_validate(extra)  # errors name the endpoint key
+        return self
+
+    def endpoint(self) -> EndpointConfig:
+        return EndpointConfig.model_validate(dict(self.model_extra or {}))
 
 
 class MetricsConfig(_Strict):
@@ -99,6 +120,8 @@ class EvalConfig(_Strict):
     diagnose: DiagnoseConfig = Field(default_factory=DiagnoseConfig)
     # Phrases that mark an answer as an honest decline, besides the built-in ko/de/en ones.
     decline_phrases: list[str] = Field(default_factory=list)
+    # Optional claim-level judge through an OpenAI-compatible endpoint.
+    judge: EndpointConfig | None = None
     # CI bars on metric means, e.g. {recall_at_5: ">= 0.8"}; see `ragassay gate`.
     gate: dict[str, str] = Field(default_factory=dict)
 

@@ -7,20 +7,27 @@ pipeline and any other system are scored by exactly the same code.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.progress import track
 
 from .answer.extractive import DECLINE_TEXT, ExtractiveAnswerer
+from .answer.llm import LLMAnswerer
 from .answer.prompt import build_prompt, count_tokens
 from .config import EvalConfig
 from .embed import embedder_from_meta
+from .endpoint import EndpointError, OpenAICompatClient, deadline_after, map_bounded
 from .index import Index
-from .retrieve import DenseRetriever, Ranking
+from .retrieve import DenseRetriever, Hit, Ranking
 from .schema import Answer, InputError, Prediction, Question, RetrievedChunk, Usage
 from .text import guess_language
 
 
 class NaivePipeline:
-    """Dense top-k over the index; the top-k chunks passed as they are to the answerer."""
+    """Dense top-k over the index; the top-k chunks passed as they are to the answerer
+    (the offline extractive one, or an OpenAI-compatible chat model)."""
 
     def __init__(self, index: Index, cfg: EvalConfig) -> None:
         if not index.meta.get("embedding"):
@@ -29,8 +36,8 @@ class NaivePipeline:
                              "predictions")
         self.index = index
         self.retriever = DenseRetriever(index, embedder_from_meta(index.meta["embedding"]))
-        self.answerer = ExtractiveAnswerer(max_sentences=cfg.answerer.max_sentences,
-                                           min_support=cfg.answerer.min_support)
+        self.answerer_cfg = cfg.answerer
+        self.answerer: Any = None  # built on first use: an LLM client is opened only when needed
         self.retrieve_ms = 0.0
 
     def retrieve(self, questions: Sequence[Question], k: int) -> list[Ranking]:
@@ -40,26 +47,65 @@ class NaivePipeline:
         self.retrieve_ms = (time.perf_counter() - t0) * 1000 / max(len(questions), 1)
         return rankings
 
-    def predict(self, question: Question, ranking: Ranking, k: int,
-                threshold: float | None = None) -> Prediction:
-        """Answer from the first k hits (those scoring at least `threshold`, when given).
+    def _answerer(self) -> Any:
+        if self.answerer is None:
+            a = self.answerer_cfg
+            if a.kind == "llm":
+                self.answerer = LLMAnswerer(OpenAICompatClient(a.endpoint()),
+                                            decline_phrase=a.decline_phrase)
+            else:
+                self.answerer = ExtractiveAnswerer(max_sentences=a.max_sentences,
+                                                   min_support=a.min_support)
+        return self.answerer
 
-        With no hit left the answerer is not called: the question is declined and costs no
-        tokens.
-        """
-        hits = [h for h in ranking.hits[:k] if threshold is None or h.score >= threshold]
+    def _answer_one(self, question: Question, hits: list[Hit]) -> Prediction:
         retrieved = [RetrievedChunk(chunk_id=h.chunk_id, score=h.score) for h in hits]
-        if not hits:
+        if not hits:  # nothing to read: decline without calling the answerer (no tokens)
             text = DECLINE_TEXT[guess_language(question.question)]
             return Prediction(question_id=question.question_id, retrieved=retrieved,
-                              answer=Answer(text=text, status="insufficient"),
-                              usage=Usage(),
+                              answer=Answer(text=text, status="insufficient"), usage=Usage(),
                               latency_ms={"retrieve": self.retrieve_ms, "answer": 0.0})
         context = [self.index.chunk(h.chunk_id) for h in hits]
+        answerer = self._answerer()
         t0 = time.perf_counter()
-        answer = self.answerer.answer(question.question, context, [h.score for h in hits])
+        if isinstance(answerer, LLMAnswerer):
+            answer, reported = answerer.answer_with_usage(question.question, context)
+            usage = Usage(prompt_tokens=reported["prompt_tokens"],
+                          completion_tokens=reported["completion_tokens"])
+        else:
+            answer = answerer.answer(question.question, context, [h.score for h in hits])
+            usage = Usage(prompt_tokens=count_tokens(build_prompt(question.question, context)),
+                          completion_tokens=count_tokens(answer.text))
         ms = (time.perf_counter() - t0) * 1000
-        usage = Usage(prompt_tokens=count_tokens(build_prompt(question.question, context)),
-                      completion_tokens=count_tokens(answer.text))
         return Prediction(question_id=question.question_id, retrieved=retrieved, answer=answer,
                           usage=usage, latency_ms={"retrieve": self.retrieve_ms, "answer": ms})
+
+    def predict_many(self, questions: Sequence[Question], rankings: Sequence[Ranking], k: int,
+                     threshold: float | None = None, progress: bool = False,
+                     ) -> tuple[dict[str, Prediction], dict[str, str]]:
+        """Answer each question from its first k hits (scoring at least `threshold`).
+
+        Returns the predictions and, for questions whose answerer call failed after its
+        retries, the error: such a question is reported as not measured, never scored.
+        """
+        items = [(q, [h for h in r.hits[:k] if threshold is None or h.score >= threshold])
+                 for q, r in zip(questions, rankings, strict=True)]
+        a = self.answerer_cfg
+        if a.kind == "llm":
+            cfg = a.endpoint()
+            results: list[Any] = map_bounded(lambda it: self._answer_one(*it), items,
+                                             cfg.concurrency, deadline_after(cfg.run_timeout_s))
+        else:
+            seq: Iterable[tuple[Question, list[Hit]]] = items
+            if progress:
+                seq = track(items, description="answering", console=Console(stderr=True),
+                            transient=True)
+            results = [self._answer_one(q, hits) for q, hits in seq]
+        preds: dict[str, Prediction] = {}
+        errors: dict[str, str] = {}
+        for (q, _), res in zip(items, results, strict=True):
+            if isinstance(res, EndpointError):
+                errors[q.question_id] = f"answerer call failed: {res}"
+            else:
+                preds[q.question_id] = res
+        return preds, errors

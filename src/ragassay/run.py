@@ -12,23 +12,23 @@ import platform
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from rich.console import Console
-from rich.progress import track
 
 from . import __version__
 from .answer.prompt import TOKENIZER, build_prompt, count_tokens
 from .config import EvalConfig
 from .diagnose import LABELS, UNOBSERVABLE, Case, count_labels, diagnose
+from .endpoint import EndpointConfig, EndpointError, OpenAICompatClient
 from .gold import QuestionGold, anchor_gold, load_gold, load_questions
 from .index import Index, index_status, load_chunk_file, load_index
 from .ingest import file_sha256
+from .judge import Judge
 from .metrics.answer import DEFAULT_DECLINE_PHRASES, score_answer
 from .metrics.retrieval import retrieval_scores
 from .metrics.stats import aggregate
@@ -93,29 +93,32 @@ def load_eval_set(cfg: EvalConfig) -> EvalSet:
 
 def predict_all(cfg: EvalConfig, data: EvalSet, *, k: int, threshold: float | None = None,
                 pipeline: NaivePipeline | None = None, rankings: list[Ranking] | None = None,
-                progress: bool = False) -> tuple[dict[str, Prediction], dict[str, Ranking]]:
-    """Predictions of the configured system for every question (read, or produced)."""
+                progress: bool = False,
+                ) -> tuple[dict[str, Prediction], dict[str, Ranking], dict[str, str]]:
+    """Predictions of the configured system for every question (read, or produced), the
+    rankings behind them, and the errors of questions that could not be answered."""
     if cfg.predictions_path is not None:
-        return load_predictions(cfg.predictions_path, data.questions, data.index), {}
+        return load_predictions(cfg.predictions_path, data.questions, data.index), {}, {}
     pipeline = pipeline or NaivePipeline(data.index, cfg)
     rankings = rankings or pipeline.retrieve(data.questions, k)
-    pairs: Iterable[tuple[Question, Ranking]] = zip(data.questions, rankings, strict=True)
-    if progress:
-        pairs = track(pairs, total=len(data.questions), description="answering",
-                      console=Console(stderr=True), transient=True)
-    preds = {q.question_id: pipeline.predict(q, r, k, threshold) for q, r in pairs}
-    return preds, {q.question_id: r for q, r in zip(data.questions, rankings, strict=True)}
+    preds, errors = pipeline.predict_many(data.questions, rankings, k, threshold,
+                                          progress=progress)
+    return preds, {q.question_id: r for q, r in zip(data.questions, rankings,
+                                                    strict=True)}, errors
 
 
 def score_all(cfg: EvalConfig, data: EvalSet, preds: dict[str, Prediction], *, k: int,
-              threshold: float | None = None,
-              rankings: dict[str, Ranking] | None = None) -> list[dict[str, Any]]:
+              threshold: float | None = None, rankings: dict[str, Ranking] | None = None,
+              errors: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """Score and diagnose every question; a question without a prediction is not measured."""
     texts = data.chunk_texts
     rankings = rankings or {}
+    errors = errors or {}
     return [
         score_question(cfg, q, data.gold[q.question_id], preds.get(q.question_id), data.index,
-                       texts, k=k, threshold=threshold, ranking=rankings.get(q.question_id))
+                       texts, k=k, threshold=threshold, ranking=rankings.get(q.question_id),
+                       missing_reason=errors.get(q.question_id, "no prediction for this "
+                                                 "question"))
         for q in data.questions
     ]
 
@@ -135,9 +138,11 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
     data = load_eval_set(cfg)
     k = cfg.pipeline.top_k
     t0 = time.perf_counter()
-    preds, rankings = predict_all(cfg, data, k=k, progress=progress)
+    preds, rankings, errors = predict_all(cfg, data, k=k, progress=progress)
     predict_s = time.perf_counter() - t0
-    rows = score_all(cfg, data, preds, k=k, rankings=rankings)
+    rows = score_all(cfg, data, preds, k=k, rankings=rankings, errors=errors)
+    if cfg.judge is not None:
+        judge_rows(cfg.judge, rows, data.index)
 
     metrics = aggregate_rows(cfg, rows)
     metrics.update({
@@ -151,6 +156,7 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
             "answerable": sum(q.answerable for q in data.questions),
             "unanswerable": sum(not q.answerable for q in data.questions),
             "without_prediction": sum(1 for r in rows if r["prediction"] is None),
+            "answerer_errors": len(errors),
         },
         "checks": checks_summary(rows, k),
         "cost": cost_summary(rows),
@@ -179,8 +185,8 @@ _NOT_MEASURED = ("faithfulness", "groundedness", "groundedness_reason", "answer_
 
 def score_question(cfg: EvalConfig, q: Question, qgold: QuestionGold, pred: Prediction | None,
                    index: Index, texts: dict[str, str], *, k: int,
-                   threshold: float | None = None,
-                   ranking: Ranking | None = None) -> dict[str, Any]:
+                   threshold: float | None = None, ranking: Ranking | None = None,
+                   missing_reason: str = "no prediction for this question") -> dict[str, Any]:
     """Retrieval metrics, answer scores, token use and failure labels of one question."""
     grades = qgold.grades if qgold.usable else {}
     if pred is None:  # reported, never silently dropped or scored as wrong
@@ -190,7 +196,7 @@ def score_question(cfg: EvalConfig, q: Question, qgold: QuestionGold, pred: Pred
             "retrieval": retrieval_scores([], {}, ks=sorted({*cfg.retrieval_cutoffs(), k})),
             "answer_scores": dict.fromkeys(_NOT_MEASURED), "usage": None,
             "failures": {"evaluation_failure.metric_missing": {
-                "missing": {"all": "no prediction for this question"}}},
+                "missing": {"all": missing_reason}}},
             "index_ranks": {},
         }
     ranked = context_of(pred, len(pred.retrieved) or 1, threshold)
@@ -215,6 +221,24 @@ def score_question(cfg: EvalConfig, q: Question, qgold: QuestionGold, pred: Pred
         "usage": usage_of(q, pred, context, index), "failures": diagnose(case, cfg.diagnose),
         "index_ranks": index_ranks,
     }
+
+
+def judge_rows(endpoint: EndpointConfig, rows: list[dict[str, Any]], index: Index) -> None:
+    """Claim-level faithfulness by an LLM judge: `judge_faithfulness` = supported / judged
+    claims of each answer against its cited chunks; a failed judge call leaves it not
+    measured (None, with the error), never a score."""
+    todo = [r for r in rows if r["prediction"] is not None]
+    items = [(r["prediction"].answer, [index.chunk(c) for c in r["answer_scores"]["cited_ids"]
+                                       if index.has(c)]) for r in todo]
+    with OpenAICompatClient(endpoint) as client:
+        results = Judge(client).judge_many(items)
+    for r, res in zip(todo, results, strict=True):
+        if isinstance(res, EndpointError):
+            r["judge"] = {"error": str(res)}
+            r["answer_scores"]["judge_faithfulness"] = None
+        else:
+            r["judge"] = res.to_dict()
+            r["answer_scores"]["judge_faithfulness"] = res.score
 
 
 def usage_of(q: Question, pred: Prediction, context: list[str], index: Index) -> dict[str, Any]:
@@ -347,6 +371,7 @@ def _rows(run_id: str, rows: list[dict[str, Any]]) -> dict[str, list[dict[str, A
             "context_chunk_ids": r["context"],
             "scores": r["answer_scores"],
             "usage": r["usage"],
+            "judge": r.get("judge"),
             "latency_ms": pred.latency_ms if pred is not None else None,
         })
         if r["failures"]:

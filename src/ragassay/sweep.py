@@ -69,16 +69,17 @@ def run_sweep(cfg: EvalConfig, ks: list[int], thresholds: list[float | None],
         pipeline = NaivePipeline(data.index, cfg)
         rankings = pipeline.retrieve(data.questions, max(ks))
     else:  # another system's answers are fixed: only the context it is judged on changes
-        fixed, _ = predict_all(cfg, data, k=max(ks))
+        fixed, _, _ = predict_all(cfg, data, k=max(ks))
         # Its reported usage belongs to the k it ran with; count the prompt at each k instead.
         fixed = {qid: p.model_copy(update={"usage": None}) for qid, p in fixed.items()}
     rows = []
     for threshold in thresholds:
         for k in ks:
-            preds, ranks = (fixed, {}) if fixed is not None else predict_all(
+            preds, ranks, errors = (fixed, {}, {}) if fixed is not None else predict_all(
                 cfg, data, k=k, threshold=threshold, pipeline=pipeline, rankings=rankings,
                 progress=progress)
-            scored = score_all(cfg, data, preds, k=k, threshold=threshold, rankings=ranks)
+            scored = score_all(cfg, data, preds, k=k, threshold=threshold, rankings=ranks,
+                               errors=errors)
             checks = checks_summary(scored, k)
             recalls = [r["retrieval"].get(f"recall_at_{k}") for r in scored]
             measured = [v for v in recalls if v is not None]

@@ -1,5 +1,7 @@
 """Embedder backends behind one small interface (:class:`Embedder`), found by name."""
 
+from typing import Any
+
 from .base import (
     Embedder,
     embedder_from_meta,
@@ -9,7 +11,16 @@ from .base import (
 )
 from .hashing import HashingEmbedder
 
+
+def _openai_embedder(**params: Any) -> Embedder:
+    # Imported on first use: httpx costs ~0.1 s at start-up for every command otherwise.
+    from .openai_compat import OpenAICompatEmbedder
+
+    return OpenAICompatEmbedder(**params)
+
+
 register_embedder("hashing", HashingEmbedder)
+register_embedder("openai", _openai_embedder)
 
 __all__ = [
     "Embedder",

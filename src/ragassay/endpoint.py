@@ -1,0 +1,422 @@
+"""A client for any OpenAI-compatible HTTP endpoint (vLLM, llama.cpp server, Ollama, hosted
+APIs): chat completions and embeddings, with timeouts, retries, an on-disk cache and a
+bounded-concurrency batch runner.
+
+Nothing here touches the network at import or construction time: the first request is
+made by the first :meth:`OpenAICompatClient.chat` or :meth:`OpenAICompatClient.embed`
+call, to the ``base_url`` the user configured and nowhere else.
+
+Retry policy (per request):
+
+- retried: HTTP 429 and 5xx, timeouts, connection errors — up to ``max_retries`` times;
+- retried once: a malformed reply (not JSON, or missing ``choices[0].message.content``);
+- never retried: any other 4xx (the request itself is wrong; repeating it cannot help).
+
+The wait before retry ``i`` (0-based) is ``Retry-After`` when the server sends one (capped
+at ``retry_after_cap_s``), else ``backoff_base_s * 2**i * (1 + j)`` with a jitter
+``j`` in ``[0, 0.25)`` taken from a sha256 of ``(seed, request key, i)`` — deterministic,
+and independent of thread scheduling.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import httpx
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from . import __version__
+
+CACHE_VERSION = 1
+_JITTER = 0.25
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class EndpointError(Exception):
+    """A request to the endpoint failed for good (after its retries), or was never made
+    (run timeout). ``status`` is the last HTTP status when there was one; ``attempts`` how
+    many requests were sent."""
+
+    def __init__(self, message: str, *, status: int | None = None, attempts: int = 0) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.attempts = attempts
+
+
+class EndpointConfig(BaseModel):
+    """Where the endpoint is and how to call it. The API key is never stored here: only the
+    *name* of the environment variable holding it (``api_key_env``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_url: str = Field(min_length=1, description="e.g. http://127.0.0.1:8080/v1")
+    model: str = Field(min_length=1)
+    api_key_env: str | None = None
+    temperature: float = Field(default=0.0, ge=0.0)
+    max_tokens: int = Field(default=512, ge=1)
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=3, ge=0)
+    concurrency: int = Field(default=4, ge=1)
+    run_timeout_s: float | None = Field(default=None, gt=0)
+    cache_dir: Path | None = None
+    backoff_base_s: float = Field(default=0.5, ge=0)
+    retry_after_cap_s: float = Field(default=30.0, ge=0)
+    seed: int = 0
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must start with http:// or https://, got {value!r}")
+        return value.rstrip("/")
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """One chat completion: the reply text, the token usage the server reported (``None``
+    when it reported none), whether it came from the on-disk cache, and the model name the
+    server answered with."""
+
+    text: str
+    usage: dict[str, int] | None
+    cached: bool
+    raw_model: str | None
+
+
+class _Malformed(Exception):
+    """The server answered 200 with a body we cannot use."""
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no spaces, UTF-8 kept: the same value always gives the same text."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def cache_key(payload: dict[str, Any]) -> str:
+    """sha256 of the canonical JSON of a request payload (model, messages, temperature,
+    max_tokens and any other parameter). The base URL is not part of it: the same model
+    served at another address gives the same key."""
+    return hashlib.sha256(canonical_json({"v": CACHE_VERSION, **payload}).encode()).hexdigest()
+
+
+def resolve_api_key(api_key_env: str | None) -> str | None:
+    """The API key from the environment variable named ``api_key_env`` (``None`` when no
+    variable is named). A named but unset or empty variable is an :class:`EndpointError`."""
+    if api_key_env is None:
+        return None
+    key = os.environ.get(api_key_env, "")
+    if not key:
+        raise EndpointError(f"api_key_env names the environment variable {api_key_env!r}, "
+                            f"but it is not set; export {api_key_env}=<key> or remove "
+                            "api_key_env from the endpoint config")
+    return key
+
+
+def _retry_after_s(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def backoff_delay(base_s: float, attempt: int, seed: int, key: str) -> float:
+    """``base_s * 2**attempt * (1 + j)``, with ``j`` in ``[0, 0.25)`` from
+    sha256(seed, key, attempt): the same request waits the same on every run."""
+    digest = hashlib.sha256(f"{seed}:{key}:{attempt}".encode()).digest()
+    jitter = int.from_bytes(digest[:8], "big") / 2**64 * _JITTER
+    return base_s * (2**attempt) * (1.0 + jitter)
+
+
+def _parse_chat(body: Any) -> tuple[str, dict[str, int] | None, str | None]:
+    try:
+        content = body["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        raise _Malformed("the reply has no choices[0].message.content") from None
+    if not isinstance(content, str):
+        raise _Malformed("choices[0].message.content is not a string")
+    usage = body.get("usage")
+    tokens: dict[str, int] | None = None
+    if isinstance(usage, dict) and all(
+        isinstance(usage.get(k), int) for k in ("prompt_tokens", "completion_tokens")
+    ):
+        tokens = {"prompt_tokens": usage["prompt_tokens"],
+                  "completion_tokens": usage["completion_tokens"]}
+    model = body.get("model")
+    return content, tokens, model if isinstance(model, str) else None
+
+
+def _parse_embeddings(body: Any, n: int) -> np.ndarray:
+    try:
+        data = body["data"]
+        # Servers may answer out of order; "index" says which input a vector belongs to.
+        rows = sorted(data, key=lambda d: d.get("index", 0)) if all(
+            isinstance(d, dict) and "index" in d for d in data) else list(data)
+        vectors = [row["embedding"] for row in rows]
+    except (KeyError, TypeError, AttributeError):
+        raise _Malformed("the reply has no data[i].embedding") from None
+    if len(vectors) != n:
+        raise _Malformed(f"asked for {n} embeddings, got {len(vectors)}")
+    try:
+        arr = np.asarray(vectors, dtype=np.float32)
+    except (ValueError, TypeError):
+        raise _Malformed("embeddings are not equal-length lists of numbers") from None
+    if arr.ndim != 2:
+        raise _Malformed("embeddings are not equal-length lists of numbers")
+    return arr
+
+
+class OpenAICompatClient:
+    """Chat and embeddings against ``cfg.base_url`` with per-call timeouts, retries (see the
+    module docstring) and, when ``cfg.cache_dir`` is set, an on-disk cache of chat replies.
+
+    ``sleep`` is the function used to wait between retries (tests pass one that records
+    the waits). The API key is read from the environment once, here, so that a missing
+    variable fails before any work; no request is made until the first call.
+    """
+
+    def __init__(self, cfg: EndpointConfig, *,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.cfg = cfg
+        self._api_key = resolve_api_key(cfg.api_key_env)
+        self._sleep = sleep
+        self._http: httpx.Client | None = None
+        self._lock = threading.Lock()
+
+    # --- lifecycle ---------------------------------------------------------------------
+
+    def __enter__(self) -> OpenAICompatClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection pool (the client can still be used: it reopens lazily)."""
+        with self._lock:
+            if self._http is not None:
+                self._http.close()
+                self._http = None
+
+    def _client(self) -> httpx.Client:
+        with self._lock:
+            if self._http is None:
+                headers = {"User-Agent": f"ragassay/{__version__}"}
+                if self._api_key:
+                    headers["Authorization"] = f"Bearer {self._api_key}"
+                limits = httpx.Limits(max_connections=self.cfg.concurrency,
+                                      max_keepalive_connections=self.cfg.concurrency)
+                # trust_env=False: no proxy or netrc from the environment redirects our calls.
+                self._http = httpx.Client(headers=headers, limits=limits, trust_env=False)
+            return self._http
+
+    # --- public calls ------------------------------------------------------------------
+
+    def chat(self, messages: Sequence[dict[str, Any]], **params: Any) -> ChatResult:
+        """One chat completion. ``params`` (``temperature``, ``max_tokens``, ``stop``, …)
+        override or extend the config's; all of them are part of the cache key.
+
+        Raises :class:`EndpointError` when the request fails after its retries.
+        """
+        payload: dict[str, Any] = {"model": self.cfg.model, "messages": list(messages),
+                                   "temperature": self.cfg.temperature,
+                                   "max_tokens": self.cfg.max_tokens, **params}
+        key = cache_key({"kind": "chat", **payload})
+        hit = self._cache_read(key)
+        if hit is not None:
+            return ChatResult(text=hit["text"], usage=hit["usage"], cached=True,
+                              raw_model=hit["raw_model"])
+        text, usage, model = self._post("/chat/completions", payload, key, _parse_chat)
+        self._cache_write(key, {"request": payload, "text": text, "usage": usage,
+                                "raw_model": model})
+        return ChatResult(text=text, usage=usage, cached=False, raw_model=model)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of ``texts`` from ``/embeddings``, float32, shape ``(len(texts), d)``,
+        as the server sent them (not normalised). No request for an empty list.
+
+        Raises :class:`EndpointError` when the request fails after its retries.
+        """
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        payload = {"model": self.cfg.model, "input": list(texts)}
+        key = cache_key({"kind": "embed", **payload})
+        return self._post("/embeddings", payload, key,
+                          lambda body: _parse_embeddings(body, len(texts)))
+
+    # --- transport with retries --------------------------------------------------------
+
+    def _post(self, path: str, payload: dict[str, Any], key: str,
+              parse: Callable[[Any], T]) -> T:
+        url = self.cfg.base_url + path
+        retries = 0
+        malformed_retried = False
+        attempts = 0
+        while True:
+            attempts += 1
+            status: int | None = None
+            retry_after: float | None = None
+            try:
+                resp = self._client().post(url, json=payload, timeout=self.cfg.timeout_s)
+            except httpx.TimeoutException:
+                reason = f"no reply from {url} within {self.cfg.timeout_s:g} s"
+            except httpx.TransportError as exc:
+                reason = f"cannot reach {url}: {type(exc).__name__}: {exc}"
+            else:
+                status = resp.status_code
+                if status == 200:
+                    try:
+                        return parse(_json_body(resp))
+                    except _Malformed as exc:
+                        reason = f"malformed reply from {url}: {exc}"
+                        # Once only: a server that keeps sending garbage will not stop.
+                        if malformed_retried or self.cfg.max_retries == 0:
+                            raise EndpointError(reason, status=status,
+                                                attempts=attempts) from None
+                        malformed_retried = True
+                        self._sleep(backoff_delay(self.cfg.backoff_base_s, retries,
+                                                  self.cfg.seed, key))
+                        retries += 1
+                        continue
+                reason = f"HTTP {status} from {url}: {_snippet(resp.text)}"
+                if status != 429 and status < 500:
+                    raise EndpointError(reason + " (not retried: the request itself was "
+                                        "refused)", status=status, attempts=attempts)
+                retry_after = _retry_after_s(resp.headers.get("Retry-After"))
+            if retries >= self.cfg.max_retries:
+                raise EndpointError(f"{reason} (gave up after {attempts} attempt"
+                                    f"{'s' if attempts != 1 else ''})", status=status,
+                                    attempts=attempts)
+            if retry_after is not None:
+                delay = min(retry_after, self.cfg.retry_after_cap_s)
+            else:
+                delay = backoff_delay(self.cfg.backoff_base_s, retries, self.cfg.seed, key)
+            self._sleep(delay)
+            retries += 1
+
+    # --- cache -------------------------------------------------------------------------
+
+    def cache_path(self, key: str) -> Path | None:
+        """The file holding the cached reply for ``key`` (``None`` without a cache)."""
+        return None if self.cfg.cache_dir is None else self.cfg.cache_dir / f"{key}.json"
+
+    def _cache_read(self, key: str) -> dict[str, Any] | None:
+        path = self.cache_path(key)
+        if path is None or not path.is_file():
+            return None
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None  # unreadable entry: ask again and overwrite it
+        if not isinstance(entry, dict) or not isinstance(entry.get("text"), str):
+            return None
+        return entry
+
+    def _cache_write(self, key: str, entry: dict[str, Any]) -> None:
+        path = self.cache_path(key)
+        if path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Temp file + rename: an interrupted run leaves complete entries or none.
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:16]}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(canonical_json(entry))
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+
+def _json_body(resp: httpx.Response) -> Any:
+    try:
+        return resp.json()
+    except ValueError:
+        raise _Malformed(f"not JSON: {_snippet(resp.text)}") from None
+
+
+def _snippet(text: str, limit: int = 200) -> str:
+    one_line = " ".join(text.split())
+    return one_line if len(one_line) <= limit else one_line[:limit] + "…"
+
+
+# --- batches ---------------------------------------------------------------------------
+
+
+def deadline_after(seconds: float | None, clock: Callable[[], float] = time.monotonic,
+                   ) -> float | None:
+    """The absolute deadline (on ``clock``) ``seconds`` from now; ``None`` for no limit."""
+    return None if seconds is None else clock() + seconds
+
+
+def map_bounded(fn: Callable[[T], R], items: Sequence[T], concurrency: int,
+                deadline: float | None = None, *,
+                clock: Callable[[], float] = time.monotonic) -> list[R | EndpointError]:
+    """``[fn(item) for item in items]`` on at most ``concurrency`` threads, in input order.
+
+    A failing item becomes an :class:`EndpointError` value in its slot (any other exception
+    is wrapped in one, with the original as ``__cause__``); the batch itself never raises
+    for one item. Items are started in input order; once ``clock() >= deadline`` no new
+    item is started and each remaining one becomes ``EndpointError("run timeout …")``.
+    Items already running finish (each call has its own timeout).
+    """
+    if concurrency < 1:
+        raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+    results: list[R | EndpointError | None] = [None] * len(items)
+    next_index = 0
+    lock = threading.Lock()
+
+    def worker() -> None:
+        nonlocal next_index
+        while True:
+            with lock:
+                i = next_index
+                if i >= len(items):
+                    return
+                next_index += 1
+                expired = deadline is not None and clock() >= deadline
+            if expired:
+                results[i] = EndpointError("run timeout: the run's deadline passed before "
+                                           "this item was started")
+                continue
+            try:
+                results[i] = fn(items[i])
+            except EndpointError as exc:
+                results[i] = exc
+            except Exception as exc:  # one item's bug must not lose the other results
+                err = EndpointError(f"{type(exc).__name__}: {exc}")
+                err.__cause__ = exc
+                results[i] = err
+
+    n_threads = min(concurrency, len(items))
+    if n_threads <= 1:
+        worker()  # no thread for a sequential run: simpler tracebacks, same results
+    else:
+        threads = [threading.Thread(target=worker, name=f"ragassay-endpoint-{k}", daemon=True)
+                   for k in range(n_threads)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    return results  # type: ignore[return-value]  # every slot was filled

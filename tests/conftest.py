@@ -1,0 +1,42 @@
+"""Shared fixtures: a real local OpenAI-compatible test server (see ``openai_server.py``),
+and the ``slow`` marker (tests that need ``RAGASSAY_SLOW=1``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+from openai_server import FakeOpenAIServer
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: long-running; runs only with RAGASSAY_SLOW=1")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if os.environ.get("RAGASSAY_SLOW") == "1":
+        return
+    skip = pytest.mark.skip(reason="slow test: set RAGASSAY_SLOW=1 to run it")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def openai_server() -> Iterator[FakeOpenAIServer]:
+    """The fake server on 127.0.0.1 (free port), started once for the session; its
+    ``base_url`` and ``control`` handle. Use ``fake_server`` for a reset control."""
+    server = FakeOpenAIServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def fake_server(openai_server: FakeOpenAIServer) -> Iterator[FakeOpenAIServer]:
+    """The session's server with its script, flags and request log cleared for this test."""
+    openai_server.control.reset()
+    yield openai_server
+    openai_server.control.reset()

@@ -1,0 +1,224 @@
+"""Claim splitting, verdict parsing, Cohen's kappa by hand, and the judge against the fake
+model (yes when every number of the claim is in the sources and more than half of its
+words are)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from openai_server import FakeOpenAIServer
+
+from ragassay.endpoint import EndpointConfig, EndpointError, OpenAICompatClient
+from ragassay.judge import (
+    JUDGE_QUESTION,
+    NO_SOURCE,
+    Judge,
+    JudgeResult,
+    cohen_kappa,
+    judge_check,
+    judge_messages,
+    parse_verdict,
+    split_claims,
+)
+from ragassay.schema import Answer, Chunk, InputError
+
+LABELLED = Path(__file__).resolve().parents[1] / "data" / "judge" / "labelled.jsonl"
+
+
+def judge(server: FakeOpenAIServer, **cfg: Any) -> Judge:
+    config = EndpointConfig(**{"base_url": server.base_url, "model": "fake-model",
+                               "backoff_base_s": 0.01, **cfg})
+    return Judge(OpenAICompatClient(config, sleep=lambda s: None))
+
+
+# --- claims ------------------------------------------------------------------------------
+
+
+def test_split_claims_drops_markers_and_citation_only_sentences() -> None:
+    text = ("Die Gewährleistung beträgt 24 Monate [faq::chunk-001]. "
+            "Der Versand kostet 4,90 €. [faq::chunk-002] [faq::chunk-003]\n"
+            "[faq::chunk-004]\n\n"
+            "하자보수 기간은 2년이다. [rfp::chunk-001]")
+    assert split_claims(text) == ["Die Gewährleistung beträgt 24 Monate.",
+                                  "Der Versand kostet 4,90 €.",
+                                  "하자보수 기간은 2년이다."]
+
+
+def test_split_claims_keeps_numbers_whole() -> None:
+    assert split_claims("Availability is 99.95% per month. Fee: 4.90 euros.") == [
+        "Availability is 99.95% per month.", "Fee: 4.90 euros."]
+
+
+def test_split_claims_of_nothing() -> None:
+    assert split_claims("") == []
+    assert split_claims("[a::chunk-001] [b::chunk-002]") == []
+
+
+# --- verdicts ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("raw", "verdict"), [
+    ("yes", "yes"), ("Yes.", "yes"), ("**Yes**", "yes"), ("YES, it follows.", "yes"),
+    ("No", "no"), ("**No**", "no"), ("no.", "no"), ("`no`", "no"),
+    ("Ja.", "yes"), ("ja", "yes"), ("Nein", "no"), ("nein, die Zahl stimmt nicht", "no"),
+    ("네", "yes"), ("네, 따릅니다.", "yes"), ("예.", "yes"),
+    ("아니요", "no"), ("아니요.", "no"), ("아니오", "no"),
+    ("Answer: yes", "yes"),  # first word is neither: the only verdict word decides
+    ("The claim does not follow, so no.", "no"),
+    ("", "unparsable"), ("Maybe.", "unparsable"), ("yes and no", "yes"),
+    ("It is hard to say: no and yes both fit", "unparsable"),
+])
+def test_parse_verdict(raw: str, verdict: str) -> None:
+    assert parse_verdict(raw) == verdict
+
+
+@given(st.text(max_size=40))
+def test_parse_verdict_always_gives_one_of_three(raw: str) -> None:
+    assert parse_verdict(raw) in {"yes", "no", "unparsable"}
+
+
+# --- kappa by hand -----------------------------------------------------------------------
+
+
+def test_cohen_kappa_hand_worked_table() -> None:
+    # judge yes/label yes 20, yes/no 5, no/yes 10, no/no 15; n = 50
+    # p_o = (20 + 15) / 50 = 0.7
+    # p_e = ((20 + 5)(20 + 10) + (10 + 15)(5 + 15)) / 50² = (750 + 500) / 2500 = 0.5
+    # κ = (0.7 − 0.5) / (1 − 0.5) = 0.4
+    assert cohen_kappa(tp=20, fp=5, fn=10, tn=15) == pytest.approx(0.4)
+
+
+def test_cohen_kappa_edges() -> None:
+    assert cohen_kappa(tp=10, fp=0, fn=0, tn=10) == pytest.approx(1.0)   # full agreement
+    assert cohen_kappa(tp=0, fp=10, fn=10, tn=0) == pytest.approx(-1.0)  # full disagreement
+    assert cohen_kappa(tp=0, fp=0, fn=0, tn=0) is None                   # nothing to compare
+    assert cohen_kappa(tp=7, fp=0, fn=0, tn=0) is None                   # p_e = 1: undefined
+
+
+@given(st.integers(0, 30), st.integers(0, 30), st.integers(0, 30), st.integers(0, 30))
+def test_cohen_kappa_is_at_most_one_and_symmetric_in_the_raters(tp: int, fp: int, fn: int,
+                                                                 tn: int) -> None:
+    k, swapped = cohen_kappa(tp, fp, fn, tn), cohen_kappa(tp, fn, fp, tn)
+    assert (k is None and swapped is None) or k == pytest.approx(swapped)
+    assert k is None or k <= 1.0 + 1e-12
+
+
+# --- judging answers over HTTP -----------------------------------------------------------
+
+CHUNKS = [Chunk(chunk_id="faq::chunk-001", doc_id="faq",
+                text="Der Versand kostet 4,90 €. Ab 50 € ist der Versand kostenlos.")]
+
+
+def test_the_judge_prompt(fake_server: FakeOpenAIServer) -> None:
+    judge(fake_server).verdict("Der Versand kostet 4,90 €.", [CHUNKS[0].text])
+    messages = fake_server.control.last_body["messages"]
+    assert messages == judge_messages("Der Versand kostet 4,90 €.", [CHUNKS[0].text])
+    assert messages[1]["content"] == (
+        "Sources:\n[1] Der Versand kostet 4,90 €. Ab 50 € ist der Versand kostenlos.\n\n"
+        f"Claim: Der Versand kostet 4,90 €.\n\n{JUDGE_QUESTION}")
+
+
+def test_judge_answer_claim_by_claim(fake_server: FakeOpenAIServer) -> None:
+    answer = Answer(text="Der Versand kostet 4,90 € [faq::chunk-001]. "
+                         "Ab 40 € ist der Versand kostenlos. [faq::chunk-001]",
+                    status="supported")
+    result = judge(fake_server).judge_answer(answer, CHUNKS)
+    assert result == JudgeResult(supported=1, total=2, verdicts=[
+        {"claim": "Der Versand kostet 4,90 €.", "verdict": "yes", "raw": "yes"},
+        {"claim": "Ab 40 € ist der Versand kostenlos.", "verdict": "no", "raw": "no"},
+    ])
+    assert result.score == 1 / 2
+
+
+def test_a_declined_answer_claims_nothing(fake_server: FakeOpenAIServer) -> None:
+    answer = Answer(text="I don't know.", status="insufficient")
+    assert judge(fake_server).judge_answer(answer, []) == JudgeResult(supported=0, total=0)
+    assert fake_server.control.request_count == 0
+
+
+def test_without_cited_sources_every_claim_is_no_without_a_call(
+        fake_server: FakeOpenAIServer) -> None:
+    answer = Answer(text="Der Versand kostet 4,90 €.", status="supported")
+    result = judge(fake_server).judge_answer(answer, [])
+    assert result.verdicts == [{"claim": "Der Versand kostet 4,90 €.", "verdict": "no",
+                                "raw": NO_SOURCE}]
+    assert fake_server.control.request_count == 0
+
+
+def test_a_failed_call_leaves_the_answer_unmeasured(fake_server: FakeOpenAIServer) -> None:
+    answer = Answer(text="Der Versand kostet 4,90 €. Ab 50 € ist er kostenlos.",
+                    status="supported")
+    fake_server.control.fail_next(1, status=400)  # the 1st claim's call; the 2nd would work
+    j = judge(fake_server)
+    with pytest.raises(EndpointError):
+        j.judge_answer(answer, CHUNKS)
+    fake_server.control.fail_next(1, status=400)
+    out = j.judge_many([(answer, CHUNKS), (answer, CHUNKS)])
+    assert isinstance(out[0], EndpointError)
+    assert isinstance(out[1], JudgeResult) and out[1].total == 2
+
+
+def test_unparsable_replies_are_counted_apart() -> None:
+    result = JudgeResult(supported=1, total=3, unparsable=1)
+    assert result.score == 1 / 2
+    assert JudgeResult(supported=0, total=1, unparsable=1).score is None
+
+
+# --- judge_check -------------------------------------------------------------------------
+
+
+def test_the_shipped_labelled_set_is_balanced_and_trilingual() -> None:
+    rows = [json.loads(line) for line in LABELLED.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 24
+    assert sum(r["label"] == "yes" for r in rows) == 12
+    assert sorted({r["lang"] for r in rows}) == ["de", "en", "ko"]
+
+
+def test_judge_check_on_the_shipped_set_with_the_fake_judge(fake_server: FakeOpenAIServer
+                                                            ) -> None:
+    report = judge_check(LABELLED, judge(fake_server))
+    # The word-overlap fake says yes to most claims: it catches wrong numbers that are in
+    # no source but not wrong units, other agencies or extra requirements.
+    # tp 10, fp 10, fn 2, tn 2 → p_o = 12/24 = 0.5,
+    # p_e = ((10+10)(10+2) + (2+2)(10+2)) / 24² = (240 + 48) / 576 = 0.5 → κ = 0
+    assert report["confusion"] == {"tp": 10, "fp": 10, "fn": 2, "tn": 2}
+    assert report["accuracy"] == pytest.approx(12 / 24)
+    assert report["cohen_kappa"] == pytest.approx(0.0)
+    assert (report["n"], report["measured"], report["not_measured"]) == (24, 24, 0)
+    assert report["disagreements"] == ["ko-04", "ko-05", "ko-07", "ko-08", "de-04", "de-05",
+                                       "de-07", "de-08", "en-02", "en-04", "en-05", "en-07"]
+
+
+def test_judge_check_counts_failed_calls_as_not_measured(fake_server: FakeOpenAIServer,
+                                                         tmp_path: Path) -> None:
+    path = tmp_path / "labelled.jsonl"
+    rows = [
+        {"id": "a", "claim": "Ab 50 € ist der Versand kostenlos.", "sources": [CHUNKS[0].text],
+         "label": "yes"},
+        {"id": "b", "claim": "Ab 40 € ist der Versand kostenlos.", "sources": [CHUNKS[0].text],
+         "label": "no"},
+        {"id": "c", "claim": "Der Versand kostet 4,90 €.", "sources": [CHUNKS[0].text],
+         "label": "yes"},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    fake_server.control.fail_next(1, status=400)  # concurrency 1: item "a" fails
+    report = judge_check(path, judge(fake_server, concurrency=1))
+    assert report["not_measured"] == 1 and report["not_measured_ids"] == ["a"]
+    assert report["confusion"] == {"tp": 1, "fp": 0, "fn": 0, "tn": 1}
+    assert report["accuracy"] == 1.0
+    assert report["cohen_kappa"] == pytest.approx(1.0)
+
+
+def test_judge_check_reports_a_bad_line_with_its_place(tmp_path: Path,
+                                                       fake_server: FakeOpenAIServer) -> None:
+    path = tmp_path / "labelled.jsonl"
+    path.write_text('{"id": "a", "claim": "c", "sources": [], "label": "yes"}\n'
+                    '{"id": "b", "claim": "c", "sources": [], "label": "maybe"}\n',
+                    encoding="utf-8")
+    with pytest.raises(InputError, match=r"labelled.jsonl:2: field 'label'"):
+        judge_check(path, judge(fake_server))

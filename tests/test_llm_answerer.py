@@ -1,0 +1,253 @@
+"""The LLM answerer against the fake model of tests/openai_server.py, over real HTTP.
+
+The fake model answers with the first sentence of the source sharing the most words with
+the question, followed by `` [chunk_id]``, or with the decline phrase of the system
+message when no source shares a word."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from openai_server import FakeOpenAIServer
+
+from ragassay.answer.extractive import Answerer
+from ragassay.answer.llm import LLMAnswerer, parse_reply, system_message
+from ragassay.answer.prompt import TOKENIZER, build_prompt, count_tokens
+from ragassay.endpoint import EndpointConfig, EndpointError, OpenAICompatClient
+from ragassay.metrics.answer import DEFAULT_DECLINE_PHRASES
+from ragassay.schema import Answer, Chunk, Citation
+
+
+def chunk(cid: str, text: str, pages: tuple[int, int] | None = None) -> Chunk:
+    return Chunk(chunk_id=cid, doc_id=cid.split("::")[0], text=text, page_span=pages)
+
+
+CONTEXT = [
+    chunk("rfp::chunk-001", "The warranty period is 24 months from acceptance. "
+          "Defects are fixed within 5 days.", (3, 4)),
+    chunk("faq::chunk-002", "Shipping costs 4.90 euros. Orders over 50 euros ship free."),
+]
+
+
+def answerer(server: FakeOpenAIServer, **cfg: Any) -> LLMAnswerer:
+    kwargs = {"base_url": server.base_url, "model": "fake-model", "backoff_base_s": 0.01,
+              **cfg}
+    decline = kwargs.pop("decline_phrase", "I don't know")
+    client = OpenAICompatClient(EndpointConfig(**kwargs), sleep=lambda s: None)
+    return LLMAnswerer(client, decline_phrase=decline)
+
+
+def test_is_an_answerer(fake_server: FakeOpenAIServer) -> None:
+    a: Answerer = answerer(fake_server)
+    assert isinstance(a.answer("What is the warranty period?", CONTEXT), Answer)
+
+
+def test_answer_cites_the_chunk_with_its_first_page(fake_server: FakeOpenAIServer) -> None:
+    a = answerer(fake_server).answer("What is the warranty period?", CONTEXT)
+    assert a == Answer(text="The warranty period is 24 months from acceptance. "
+                            "[rfp::chunk-001]",
+                       status="supported",
+                       citations=[Citation(chunk_id="rfp::chunk-001", page=3)])
+
+
+def test_citation_without_page_span_has_no_page(fake_server: FakeOpenAIServer) -> None:
+    a = answerer(fake_server).answer("How much does shipping cost?", CONTEXT)
+    assert a.citations == [Citation(chunk_id="faq::chunk-002", page=None)]
+
+
+def test_the_exact_prompt_sent(fake_server: FakeOpenAIServer) -> None:
+    answerer(fake_server, decline_phrase="Weiß ich nicht.").answer("Wie lange?", CONTEXT)
+    body = fake_server.control.last_body
+    assert body["messages"] == [
+        {"role": "system", "content": system_message("Weiß ich nicht.")},
+        {"role": "user", "content": build_prompt("Wie lange?", CONTEXT)},
+    ]
+    assert body["messages"][0]["content"].endswith("reply exactly: Weiß ich nicht.")
+    assert (body["temperature"], body["max_tokens"]) == (0.0, 512)
+
+
+def test_a_prompt_builder_can_replace_the_messages(fake_server: FakeOpenAIServer) -> None:
+    a = answerer(fake_server)
+    a.prompt_builder = lambda q, ctx: [{"role": "user", "content": f"only: {q}"}]
+    a.answer("q?", CONTEXT)
+    assert fake_server.control.last_body["messages"] == [{"role": "user", "content": "only: q?"}]
+
+
+def test_decline_gives_status_insufficient(fake_server: FakeOpenAIServer) -> None:
+    # no source shares a word with the question → the fake replies with the decline phrase
+    a = answerer(fake_server, decline_phrase="제공된 문서에서 답을 찾을 수 없습니다.").answer(
+        "Quelle est la capitale?", CONTEXT)
+    assert a == Answer(text="제공된 문서에서 답을 찾을 수 없습니다.", status="insufficient",
+                       citations=[])
+
+
+# --- parsing replies (no server needed) ----------------------------------------------------
+
+
+PHRASES = ("I don't know", *DEFAULT_DECLINE_PHRASES)
+
+
+def test_parse_keeps_unknown_brackets_in_the_text_but_not_as_citations() -> None:
+    text = "Fee 4.90 [faq::chunk-002] per order [1], see [other::chunk-009]. [faq::chunk-002]"
+    a = parse_reply(text, CONTEXT, PHRASES)
+    assert a.text == text
+    assert a.citations == [Citation(chunk_id="faq::chunk-002", page=None)]  # once, in order
+    assert a.status == "supported"
+
+
+def test_parse_comma_separated_markers_in_order_of_first_appearance() -> None:
+    a = parse_reply("Both apply. [faq::chunk-002, rfp::chunk-001]", CONTEXT, PHRASES)
+    assert [c.chunk_id for c in a.citations] == ["faq::chunk-002", "rfp::chunk-001"]
+
+
+@pytest.mark.parametrize("reply", [
+    "I don't know.",
+    "I do not know the answer from these sources.",
+    "Die bereitgestellten Dokumente beantworten diese Frage nicht.",
+    "문서에서 답을 찾을 수 없습니다.",
+])
+def test_any_default_decline_phrase_without_citation_is_insufficient(reply: str) -> None:
+    assert parse_reply(reply, CONTEXT, PHRASES).status == "insufficient"
+
+
+def test_a_decline_phrase_with_a_citation_is_still_supported() -> None:
+    # it cites a source, so it claims something: judged by the metrics, not excused
+    a = parse_reply("I don't know the exact date, but shipping is free over 50 euros. "
+                    "[faq::chunk-002]", CONTEXT, PHRASES)
+    assert a.status == "supported"
+
+
+def test_an_empty_reply_is_a_supported_answer_without_source() -> None:
+    assert parse_reply("  ", CONTEXT, PHRASES) == Answer(text="", status="supported",
+                                                         citations=[])
+
+
+def test_blank_decline_phrase_is_refused(fake_server: FakeOpenAIServer) -> None:
+    client = OpenAICompatClient(EndpointConfig(base_url=fake_server.base_url, model="m"))
+    with pytest.raises(ValueError, match="decline_phrase"):
+        LLMAnswerer(client, decline_phrase=" ")
+
+
+# --- usage -------------------------------------------------------------------------------
+
+
+def test_usage_reported_by_the_server(fake_server: FakeOpenAIServer) -> None:
+    _, usage = answerer(fake_server).answer_with_usage("What is the warranty period?",
+                                                       CONTEXT)
+    messages = fake_server.control.last_body["messages"]
+    # the fake counts whitespace-separated words
+    assert usage == {"prompt_tokens": sum(len(m["content"].split()) for m in messages),
+                     "completion_tokens": 9, "source": "reported", "cached": False}
+
+
+def test_usage_counted_when_the_server_reports_none(fake_server: FakeOpenAIServer) -> None:
+    fake_server.control.no_usage = True
+    a, usage = answerer(fake_server).answer_with_usage("What is the warranty period?",
+                                                       CONTEXT)
+    messages = fake_server.control.last_body["messages"]
+    assert usage == {"prompt_tokens": sum(count_tokens(m["content"]) for m in messages),
+                     "completion_tokens": count_tokens(a.text), "source": "counted",
+                     "tokenizer": TOKENIZER, "cached": False}
+
+
+# --- batches, failures and the cache -----------------------------------------------------
+
+
+QUESTIONS = [
+    ("What is the warranty period?", CONTEXT),
+    ("How much does shipping cost?", CONTEXT),
+    ("Quelle est la capitale?", CONTEXT),
+    ("When are defects fixed?", CONTEXT[:1]),
+]
+EXPECTED_TEXT = [
+    "The warranty period is 24 months from acceptance. [rfp::chunk-001]",
+    "Shipping costs 4.90 euros. [faq::chunk-002]",
+    "I don't know",
+    "The warranty period is 24 months from acceptance. [rfp::chunk-001]",
+]
+
+
+def texts(results: list[Any]) -> list[str]:
+    return [r.text if isinstance(r, Answer) else f"error: {r}" for r in results]
+
+
+def test_answer_many_keeps_order(fake_server: FakeOpenAIServer) -> None:
+    assert texts(answerer(fake_server, concurrency=3).answer_many(QUESTIONS)) == EXPECTED_TEXT
+
+
+def test_one_failed_question_is_an_error_value(fake_server: FakeOpenAIServer) -> None:
+    fake_server.control.fail_next(1, status=400)
+    out = answerer(fake_server, concurrency=1).answer_many(QUESTIONS)
+    assert isinstance(out[0], EndpointError) and out[0].status == 400
+    assert texts(out[1:]) == EXPECTED_TEXT[1:]
+
+
+def test_endpoint_failure_raises_from_answer(fake_server: FakeOpenAIServer) -> None:
+    fake_server.control.fail_next(3, status=503)
+    with pytest.raises(EndpointError, match="HTTP 503"):
+        answerer(fake_server, max_retries=2).answer("What is the warranty period?", CONTEXT)
+
+
+def test_rerun_from_cache_makes_no_request_and_gives_identical_answers(
+        fake_server: FakeOpenAIServer, tmp_path: Path) -> None:
+    first = answerer(fake_server, cache_dir=tmp_path).answer_many_with_usage(QUESTIONS)
+    assert fake_server.control.request_count == 4
+    again = answerer(fake_server, cache_dir=tmp_path).answer_many_with_usage(QUESTIONS)
+    assert fake_server.control.request_count == 4
+    assert [a for a, _ in again] == [a for a, _ in first]
+    # the counts are the original call's; only the cached flag differs
+    assert [{**u, "cached": False} for _, u in again] == [u for _, u in first]
+    assert all(u["cached"] for _, u in again)
+
+
+def test_an_interrupted_batch_resumes_from_the_cache(fake_server: FakeOpenAIServer,
+                                                     tmp_path: Path) -> None:
+    # First run: killed (Ctrl-C) while building the 3rd prompt; two answers were cached.
+    a = answerer(fake_server, cache_dir=tmp_path, concurrency=1)
+    calls = 0
+
+    def build(question: str, context: Any) -> str:
+        nonlocal calls
+        calls += 1
+        if calls == 3:
+            raise KeyboardInterrupt
+        return build_prompt(question, context)
+
+    a.prompt_builder = build
+    with pytest.raises(KeyboardInterrupt):
+        a.answer_many(QUESTIONS)
+    assert fake_server.control.request_count == 2
+    assert len(list(tmp_path.glob("*.json"))) == 2
+    assert not list(tmp_path.glob("*.tmp"))
+    # Second run: only the two missing questions are asked.
+    second = answerer(fake_server, cache_dir=tmp_path, concurrency=1).answer_many(QUESTIONS)
+    assert fake_server.control.request_count == 4
+    assert texts(second) == EXPECTED_TEXT
+
+
+def test_a_failed_question_is_asked_again_on_the_next_run(fake_server: FakeOpenAIServer,
+                                                          tmp_path: Path) -> None:
+    fake_server.control.fail_next(1, status=500)
+    first = answerer(fake_server, cache_dir=tmp_path, concurrency=1,
+                     max_retries=0).answer_many(QUESTIONS)
+    assert isinstance(first[0], EndpointError)
+    assert texts(first[1:]) == EXPECTED_TEXT[1:]
+    second = answerer(fake_server, cache_dir=tmp_path, concurrency=1).answer_many(QUESTIONS)
+    assert fake_server.control.request_count == 4 + 1
+    assert texts(second) == EXPECTED_TEXT
+    assert fake_server.control.last_body["messages"][1]["content"] == \
+        build_prompt(*QUESTIONS[0])
+
+
+def test_run_deadline_past_answers_nothing(fake_server: FakeOpenAIServer,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    a = answerer(fake_server, run_timeout_s=1.0)
+    # the deadline is computed from time.monotonic(); make it already passed for the run
+    import ragassay.answer.llm as llm
+
+    monkeypatch.setattr(llm, "deadline_after", lambda seconds: 0.0)
+    out = a.answer_many(QUESTIONS)
+    assert all(isinstance(r, EndpointError) and "run timeout" in str(r) for r in out)
+    assert fake_server.control.request_count == 0
