@@ -1,0 +1,102 @@
+"""The contract run with an LLM answerer (and judge) over real HTTP to the local test server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from openai_server import FakeOpenAIServer
+from typer.testing import CliRunner
+
+from ragassay.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+runner = CliRunner()
+
+
+def llm_config(tmp_path: Path, server: FakeOpenAIServer, **answerer: object) -> Path:
+    cfg = yaml.safe_load((ROOT / "configs/eval/rag_quality_v1.yaml").read_text(encoding="utf-8"))
+    for key in ("index_dir", "source_dir", "questions_path", "gold_evidence_path"):
+        cfg[key] = str(ROOT / cfg[key])
+    cfg["output_root"] = str(tmp_path / "runs")
+    cfg["answerer"] = {"kind": "llm", "base_url": server.base_url, "model": "fake-model",
+                       "cache_dir": str(tmp_path / "cache"), "backoff_base_s": 0.01,
+                       "max_retries": 1, "concurrency": 4, **answerer}
+    cfg["judge"] = {"base_url": server.base_url, "model": "fake-judge",
+                    "cache_dir": str(tmp_path / "cache"), "backoff_base_s": 0.01}
+    cfg["metrics"]["answer"] = ["judge_faithfulness", *cfg["metrics"]["answer"]]
+    path = tmp_path / "llm.yaml"
+    path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+def rows(run_dir: Path, name: str) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / name).read_text(encoding="utf-8")
+            .splitlines()]
+
+
+def test_llm_answerer_run_then_cached_rerun(tmp_path: Path, fake_server: FakeOpenAIServer
+                                            ) -> None:
+    config = llm_config(tmp_path, fake_server)
+    result = runner.invoke(app, ["run", "-c", str(config), "--run-id", "llm", "-q"])
+    assert result.exit_code == 0, result.output
+    first_calls = fake_server.control.request_count
+    assert first_calls >= 16  # 16 answers (+ judge calls)
+    run_dir = tmp_path / "runs/llm"
+    answers = rows(run_dir, "answers.jsonl")
+    assert all(a["usage"]["source"] == "reported" for a in answers)
+    supported = [a for a in answers if a["answer"]["status"] == "supported"]
+    assert supported and all(a["answer"]["citations"] for a in supported)
+    judged = [a for a in supported if a["judge"] and a["judge"].get("total")]
+    assert judged and all(0 <= a["scores"]["judge_faithfulness"] <= 1 for a in judged)
+    metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["answer"]["judge_faithfulness"]["n"] >= len(judged)
+    # A rerun costs nothing and gives identical answers.
+    fake_server.control.reset()
+    again = runner.invoke(app, ["run", "-c", str(config), "--run-id", "llm", "-q", "--force"])
+    assert again.exit_code == 0, again.output
+    assert fake_server.control.request_count == 0
+    assert [a["answer"] for a in rows(run_dir, "answers.jsonl")] == [a["answer"] for a in
+                                                                     answers]
+
+
+def test_failed_calls_are_not_scores(tmp_path: Path, fake_server: FakeOpenAIServer) -> None:
+    config = llm_config(tmp_path, fake_server, max_retries=0, concurrency=1)
+    fake_server.control.fail_next(3, status=500)  # the first three questions fail
+    result = runner.invoke(app, ["run", "-c", str(config), "--run-id", "err", "-q"])
+    assert result.exit_code == 3, result.output
+    assert "3 questions not measured" in result.output
+    run_dir = tmp_path / "runs/err"
+    metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["counts"]["answerer_errors"] == 3
+    assert metrics["answer"]["groundedness"]["missing"] == 3
+    failures = {f["question_id"]: f for f in rows(run_dir, "failure_cases.jsonl")}
+    not_measured = [f for f in failures.values()
+                    if "answerer call failed" in json.dumps(f["evidence"])]
+    assert len(not_measured) == 3
+    # Resume: the failed questions are asked again, the others come from the cache.
+    fake_server.control.reset()
+    resumed = runner.invoke(app, ["run", "-c", str(config), "--run-id", "err", "-q", "--force"])
+    assert resumed.exit_code == 0, resumed.output
+    answer_calls = [r for r in fake_server.control.requests
+                    if r.body and r.body.get("model") == "fake-model"]
+    assert len(answer_calls) == 3
+
+
+def test_llm_answerer_config_errors(tmp_path: Path, fake_server: FakeOpenAIServer) -> None:
+    config = llm_config(tmp_path, fake_server)
+    text = config.read_text(encoding="utf-8").replace("model: fake-model\n", "")
+    config.write_text(text, encoding="utf-8")
+    result = runner.invoke(app, ["run", "-c", str(config), "--run-id", "x", "-q"])
+    assert result.exit_code == 2 and "answerer.model" in result.output
+    assert fake_server.control.request_count == 0  # no call before the config is valid
+
+
+@pytest.mark.parametrize("labels", ["data/judge/labelled.jsonl"])
+def test_judge_check_command(tmp_path: Path, fake_server: FakeOpenAIServer, labels: str) -> None:
+    config = llm_config(tmp_path, fake_server)
+    result = runner.invoke(app, ["judge-check", str(ROOT / labels), "-c", str(config)])
+    assert result.exit_code == 0, result.output
+    assert "accuracy=" in result.output and "kappa=" in result.output
