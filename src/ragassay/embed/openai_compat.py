@@ -96,6 +96,7 @@ class OpenAICompatEmbedder(Embedder):
         want = self._given_dimension or self._learned_dimension
         if want is None:
             self._learned_dimension = got
+            self.params["dimension"] = got  # recorded, so the index can recreate this embedder
         elif got != want:
             raise EndpointError(f"embedding model {self._cfg.model!r} at {self._cfg.base_url} "
                                 f"returned {got}-dimensional vectors, expected {want}")
