@@ -225,9 +225,16 @@ def compare(runs: Annotated[list[Path], typer.Argument(help="Run folders, the ba
 
     from rich.table import Table
 
-    from .report.compare import COMPARE_HEADER, compare_rows, compare_runs
+    from .report.compare import COMPARE_HEADER, compare_rows, compare_runs, summary_rows
 
     result = _guard(lambda: compare_runs(runs, metrics=metric or None, seed=seed))
+    header, rows = summary_rows(runs, metric or None)
+    summary = Table(title="runs", title_justify="left")
+    for col in header:
+        summary.add_column(col, justify="left" if col in ("run", "pipeline") else "right")
+    for row in rows:
+        summary.add_row(*row)
+    out.print(summary)
     table = Table(title=f"compared with {runs[0]}", title_justify="left")
     for col in COMPARE_HEADER:
         table.add_column(col, justify="left" if col in ("candidate", "metric") else "right")

@@ -13,15 +13,24 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from .endpoint import EndpointConfig
 from .schema import InputError, read_yaml
 
-# The naive baseline is fixed by the contract: any other value here is a different pipeline.
-NAIVE_BASELINE_CONTRACT: dict[str, Any] = {
+# Each preset fixes its pipeline keys: any other value would be a different pipeline. The
+# naive baseline is the contract's; the others change the retriever only, so that the same
+# harness compares them question by question.
+_NAIVE: dict[str, Any] = {
     "retrieval_backend": "dense",
     "metadata_first": False,
     "rerank": False,
     "verifier_retry": False,
     "query_expansion": "identity",
 }
-KNOWN_PIPELINES = ("naive_baseline",)
+PRESETS: dict[str, dict[str, Any]] = {
+    "naive_baseline": _NAIVE,
+    "bm25": {**_NAIVE, "retrieval_backend": "bm25"},
+    "hybrid": {**_NAIVE, "retrieval_backend": "hybrid"},
+    "dense_e5": _NAIVE,  # dense over an index built with the e5-small embedder
+}
+NAIVE_BASELINE_CONTRACT = PRESETS["naive_baseline"]
+KNOWN_PIPELINES = tuple(PRESETS)
 
 RETRIEVAL_METRIC = re.compile(r"^(recall|precision|hit|mrr|ndcg)_at_([1-9][0-9]*)$")
 RETRIEVAL_PLAIN = ("map",)
@@ -200,15 +209,14 @@ def check_contract(cfg: EvalConfig, path: Path, lines: dict[str, int] | None = N
     if pipe.name not in KNOWN_PIPELINES:
         raise _error(path, lines, "pipeline.name",
                      f"unknown pipeline {pipe.name!r}; known: {', '.join(KNOWN_PIPELINES)}")
-    if pipe.name == "naive_baseline":
-        for key, want in NAIVE_BASELINE_CONTRACT.items():
-            got = getattr(pipe, key)
-            if got != want:
-                raise _error(
-                    path, lines, f"pipeline.{key}",
-                    f"naive_baseline requires {key}: {_yaml_value(want)} (got {_yaml_value(got)}); "
-                    "a different setting is a different pipeline",
-                )
+    for key, want in PRESETS[pipe.name].items():
+        got = getattr(pipe, key)
+        if got != want:
+            raise _error(
+                path, lines, f"pipeline.{key}",
+                f"{pipe.name} requires {key}: {_yaml_value(want)} (got {_yaml_value(got)}); "
+                "a different setting is a different pipeline",
+            )
     if cfg.index.overlap >= cfg.index.chunk_size:
         raise _error(path, lines, "index.overlap", "overlap must be smaller than chunk_size")
     for i, name in enumerate(cfg.metrics.retrieval):

@@ -1,4 +1,5 @@
-"""The built-in naive baseline: dense top-k retrieval, then the extractive answerer.
+"""The built-in pipelines: the naive baseline (dense top-k, then the answerer) and the
+retriever presets compared against it (bm25, hybrid, dense_e5).
 
 It produces the same `Prediction` records a user's own system would write, so the built-in
 pipeline and any other system are scored by exactly the same code.
@@ -20,22 +21,36 @@ from .config import EvalConfig
 from .embed import embedder_from_meta
 from .endpoint import EndpointError, OpenAICompatClient, deadline_after, map_bounded
 from .index import Index
-from .retrieve import DenseRetriever, Hit, Ranking
+from .retrieve import BM25Retriever, DenseRetriever, Hit, HybridRetriever, Ranking
 from .schema import Answer, InputError, Prediction, Question, RetrievedChunk, Usage
 from .text import guess_language
 
 
-class NaivePipeline:
-    """Dense top-k over the index; the top-k chunks passed as they are to the answerer
-    (the offline extractive one, or an OpenAI-compatible chat model)."""
+def make_retriever(index: Index, cfg: EvalConfig) -> Any:
+    """The retriever of the configured preset: dense, BM25, or their reciprocal rank fusion."""
+    backend = cfg.pipeline.retrieval_backend
+    if backend == "bm25":
+        return BM25Retriever(index)
+    if not index.meta.get("embedding"):
+        raise InputError(index.path, f"{backend} retrieval needs an index with embeddings "
+                         "(build one with `ragassay index`); a chunk file can only score "
+                         "predictions")
+    embedding = index.meta["embedding"]
+    if cfg.pipeline.name == "dense_e5" and embedding.get("backend") != "e5-small":
+        raise InputError(index.path, f"the dense_e5 preset needs an index built with "
+                         f"`--embedder e5-small`, this one has {embedding.get('backend')!r}")
+    dense = DenseRetriever(index, embedder_from_meta(embedding))
+    return HybridRetriever([dense, BM25Retriever(index)]) if backend == "hybrid" else dense
+
+
+class Pipeline:
+    """The preset's retriever (the naive baseline's: dense top-k); the top-k chunks passed
+    as they are to the answerer (the offline extractive one, or an OpenAI-compatible chat
+    model). No reranking, rewriting, verification or retry in any preset."""
 
     def __init__(self, index: Index, cfg: EvalConfig) -> None:
-        if not index.meta.get("embedding"):
-            raise InputError(index.path, "the built-in pipeline needs an index with embeddings "
-                             "(build one with `ragassay index`); a chunk file can only score "
-                             "predictions")
         self.index = index
-        self.retriever = DenseRetriever(index, embedder_from_meta(index.meta["embedding"]))
+        self.retriever = make_retriever(index, cfg)
         self.answerer_cfg = cfg.answerer
         self.answerer: Any = None  # built on first use: an LLM client is opened only when needed
         self.retrieve_ms = 0.0

@@ -1,14 +1,24 @@
-"""Dense retrieval over an index: exact inner-product search, deterministic ties."""
+"""Retrieval over an index, all with deterministic ties (score descending, position ascending).
+
+- :class:`DenseRetriever`: exact inner-product search (the naive baseline's).
+- :class:`VectorRetriever`: dense search through :mod:`ragassay.vector` (exact or HNSW).
+- :class:`BM25Retriever`: lexical BM25 with a language-aware tokenizer (Korean morphemes).
+- :class:`HybridRetriever`: reciprocal rank fusion of any of them.
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
 from .embed import Embedder
 from .index import Index
+from .tokenize import tokenize_all, tokenizer_for
+from .vector import ExactSearch, VectorSearch
 
 
 @dataclass(frozen=True)
@@ -72,3 +82,224 @@ class DenseRetriever:
                 ]
                 out.append(Ranking(hits=hits, scores=row))
         return out
+
+
+# --- more retrievers: shared rules ---------------------------------------------------
+#
+# Every retriever below answers ``search(queries, k) -> list[Ranking]`` like
+# DenseRetriever: hits best first, ties by index position, and a score per index row so
+# ``rank_of`` works. ``min_score`` (optional) drops hits scoring below it; the full score
+# vector is kept, so ranks in the whole index stay available.
+
+
+class Retriever(Protocol):
+    """What the pipeline needs from a retriever."""
+
+    backend: str
+    index: Index
+
+    def search(self, queries: Sequence[str], k: int) -> list[Ranking]: ...
+
+
+def ranking_from_scores(index: Index, scores: np.ndarray, k: int, *,
+                        min_score: float | None = None, positive_only: bool = False) -> Ranking:
+    """The :class:`Ranking` of one query from its score per index row.
+
+    Hits are the first k rows by :func:`top_k` (score descending, position ascending), less
+    those scoring under ``min_score`` and, with ``positive_only``, those scoring <= 0 (rows
+    that matched nothing: a lexical or fused score of 0 says "not retrieved").
+    """
+    positions = top_k(scores, k)
+    keep = [int(p) for p in positions
+            if (min_score is None or scores[p] >= min_score)
+            and (not positive_only or scores[p] > 0)]
+    hits = [Hit(index.chunks[p].chunk_id, p, float(scores[p])) for p in keep]
+    return Ranking(hits=hits, scores=scores)
+
+
+def apply_min_score(ranking: Ranking, min_score: float | None) -> Ranking:
+    """The ranking without its hits scoring under ``min_score`` (``None``: unchanged).
+
+    For retrievers that have no ``min_score`` of their own, such as :class:`DenseRetriever`.
+    """
+    if min_score is None:
+        return ranking
+    return Ranking([h for h in ranking.hits if h.score >= min_score], ranking.scores)
+
+
+def check_query_embedder(index: Index, embedder: Embedder) -> None:
+    """Refuse (``ValueError``) to embed queries for ``index`` with another embedder.
+
+    The index's ``embedding`` record (backend, model, dimension, params) must equal the
+    embedder's :meth:`~ragassay.embed.Embedder.describe`; vectors of different models are
+    not comparable even when their dimensions agree. A chunk file (no embeddings) is refused
+    too. Use ``embedder_from_meta(index.meta["embedding"])`` to get the right embedder.
+    """
+    built = index.meta.get("embedding")
+    if not built:
+        raise ValueError(f"{index.path} has no embeddings (a chunk file?): dense retrieval "
+                         "needs an index built with `ragassay index`")
+    # Through JSON, as the recorded params were: tuples become lists.
+    want = json.loads(json.dumps(embedder.describe()))
+    for key in ("backend", "model", "dimension", "params"):
+        if built.get(key) != want[key]:
+            raise ValueError(
+                f"the index {index.path} was embedded with {built.get('backend')!r} (model "
+                f"{built.get('model')!r}, params {built.get('params')}), but the queries would "
+                f"be embedded with {want['backend']!r} (model {want['model']!r}, params "
+                f"{want['params']}): their {key} differs. Query with the index's own embedder "
+                "(embedder_from_meta), or rebuild the index with `ragassay index --embedder`")
+
+
+class VectorRetriever:
+    """Dense retrieval through a :mod:`ragassay.vector` search (exact or HNSW).
+
+    With the default exact search it gives the same hits and scores as
+    :class:`DenseRetriever`. With an approximate search, rows the search did not return
+    score ``-inf`` in ``Ranking.scores``, so ``rank_of`` is meaningful for hits only.
+    The embedder must be the index's (:func:`check_query_embedder`).
+    """
+
+    backend = "dense"
+
+    def __init__(self, index: Index, embedder: Embedder, search: VectorSearch | None = None,
+                 *, min_score: float | None = None, batch_size: int = 256) -> None:
+        check_query_embedder(index, embedder)
+        self.index = index
+        self.embedder = embedder
+        self.search_engine: VectorSearch = search or ExactSearch(index.embeddings)
+        if self.search_engine.size != len(index.chunks):
+            raise ValueError(f"the search holds {self.search_engine.size} vectors but the "
+                             f"index {len(index.chunks)} chunks")
+        self.min_score = min_score
+        self.batch_size = batch_size
+
+    def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
+        out: list[Ranking] = []
+        engine = self.search_engine
+        for start in range(0, len(queries), self.batch_size):
+            batch = list(queries[start : start + self.batch_size])
+            q = self.embedder.embed_queries(batch).astype(np.float32, copy=False)
+            if isinstance(engine, ExactSearch):
+                # Sub-batches keep the score matrix within the search's memory budget.
+                for sub in range(0, len(q), engine.batch_size):
+                    for row in engine.scores(q[sub : sub + engine.batch_size]):
+                        out.append(ranking_from_scores(self.index, row, k,
+                                                       min_score=self.min_score))
+                continue
+            found = engine.search(q, k)
+            for i in range(len(batch)):
+                positions, scores = found.row(i)
+                row = np.full(len(self.index.chunks), -np.inf, dtype=np.float32)
+                row[positions] = scores
+                out.append(ranking_from_scores(self.index, row, len(positions),
+                                               min_score=self.min_score))
+        return out
+
+
+class BM25Retriever:
+    """Lexical retrieval with BM25 (``bm25s``, Lucene variant) over the index's chunk texts.
+
+    For a query with distinct terms t (by :func:`ragassay.tokenize.tokenizer_for`;
+    a repeated query term counts once) and a chunk d of length |d| terms:
+
+        score(q, d) = Σ_t idf(t) · tf(t, d) / (tf(t, d) + k1 · (1 − b + b · |d| / avgdl))
+        idf(t) = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))
+
+    with N chunks, df(t) the chunks holding t and avgdl their mean length. Only chunks
+    holding at least one query term are hits (score > 0); a query without known terms
+    gets no hits and a zero score vector. The BM25 matrix is built in memory at
+    construction. ``tokenizer`` is ``"ko"``, ``"de"``, ``"en"`` or ``"auto"``.
+    Missing ``bm25s`` (or ``kiwipiepy`` for Korean) → ``ValueError`` naming the package.
+    """
+
+    backend = "bm25"
+
+    def __init__(self, index: Index, tokenizer: str = "auto", k1: float = 1.5,
+                 b: float = 0.75, *, min_score: float | None = None) -> None:
+        if k1 < 0 or not 0 <= b <= 1:
+            raise ValueError(f"BM25 needs k1 >= 0 and 0 <= b <= 1, got k1={k1}, b={b}")
+        self.index = index
+        self.tokenizer = tokenizer
+        self.tokenize = tokenizer_for(tokenizer)
+        self.k1, self.b = float(k1), float(b)
+        self.min_score = min_score
+        self.vocabulary: dict[str, int] = {}
+        docs = tokenize_all([c.text for c in index.chunks], tokenizer)
+        # Our own vocabulary, ids in first-occurrence order: bm25s numbers terms by
+        # iterating a set, which would vary with PYTHONHASHSEED.
+        ids = [[self.vocabulary.setdefault(t, len(self.vocabulary)) for t in d] for d in docs]
+        self._bm25: Any = None
+        if self.vocabulary:
+            bm25s = _bm25s()
+            self._bm25 = bm25s.BM25(k1=self.k1, b=self.b, method="lucene")
+            self._bm25.index((ids, dict(self.vocabulary)), create_empty_token=False,
+                             show_progress=False)
+
+    def scores(self, query: str) -> np.ndarray:
+        """The BM25 score of every index row for ``query`` (float32; zeros without terms)."""
+        terms = dict.fromkeys(self.tokenize(query))  # distinct, in query order
+        known = [self.vocabulary[t] for t in terms if t in self.vocabulary]
+        if not known:
+            return np.zeros(len(self.index.chunks), dtype=np.float32)
+        return np.asarray(self._bm25.get_scores(known), dtype=np.float32)
+
+    def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
+        return [ranking_from_scores(self.index, self.scores(q), k, min_score=self.min_score,
+                                    positive_only=True) for q in queries]
+
+
+def _bm25s() -> Any:
+    try:
+        import bm25s
+    except ImportError:
+        raise ValueError("BM25 retrieval needs bm25s: pip install 'ragassay[bm25]'  (or: "
+                         "pip install bm25s)") from None
+    return bm25s
+
+
+class HybridRetriever:
+    """Reciprocal rank fusion (Cormack et al. 2009) of several retrievers over one index.
+
+    Each retriever r is asked for its first ``depth`` hits; a row p at 1-based rank
+    rank_r(p) in r's hits gets
+
+        fused(p) = Σ_r 1 / (k_rrf + rank_r(p))
+
+    summed over the retrievers that returned p (0 for a row in no list). Hits are the k
+    rows of highest fused score, ties by index position; rows with fused score 0 are never
+    hits. ``Ranking.scores`` holds the fused score of every row (float64).
+    """
+
+    backend = "hybrid"
+
+    def __init__(self, retrievers: Sequence[Retriever], k_rrf: float = 60, depth: int = 50,
+                 *, min_score: float | None = None) -> None:
+        if not retrievers:
+            raise ValueError("hybrid retrieval needs at least one retriever")
+        if k_rrf < 0 or depth < 1:
+            raise ValueError(f"need k_rrf >= 0 and depth >= 1, got k_rrf={k_rrf}, "
+                             f"depth={depth}")
+        self.index = retrievers[0].index
+        ids = [c.chunk_id for c in self.index.chunks]
+        for r in retrievers[1:]:
+            if r.index is not self.index and [c.chunk_id for c in r.index.chunks] != ids:
+                raise ValueError(f"retriever {r.backend!r} searches another index than "
+                                 f"{retrievers[0].backend!r}: fusion needs the same chunks")
+        self.retrievers = list(retrievers)
+        self.k_rrf, self.depth = float(k_rrf), int(depth)
+        self.min_score = min_score
+
+    def fuse(self, rankings: Sequence[Ranking]) -> np.ndarray:
+        """The fused score of every index row from one query's rankings (one per retriever)."""
+        fused = np.zeros(len(self.index.chunks), dtype=np.float64)
+        for ranking in rankings:
+            for rank, hit in enumerate(ranking.hits[: self.depth], start=1):
+                fused[hit.position] += 1.0 / (self.k_rrf + rank)
+        return fused
+
+    def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
+        per_retriever = [r.search(queries, self.depth) for r in self.retrievers]
+        return [ranking_from_scores(self.index, self.fuse([rs[i] for rs in per_retriever]), k,
+                                    min_score=self.min_score, positive_only=True)
+                for i in range(len(queries))]

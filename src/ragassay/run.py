@@ -32,7 +32,7 @@ from .judge import Judge
 from .metrics.answer import DEFAULT_DECLINE_PHRASES, score_answer
 from .metrics.retrieval import retrieval_scores
 from .metrics.stats import aggregate
-from .pipeline import NaivePipeline
+from .pipeline import Pipeline
 from .predictions import context_of, load_predictions
 from .report.html import write_html
 from .report.summary import render_summary_md
@@ -92,14 +92,14 @@ def load_eval_set(cfg: EvalConfig) -> EvalSet:
 
 
 def predict_all(cfg: EvalConfig, data: EvalSet, *, k: int, threshold: float | None = None,
-                pipeline: NaivePipeline | None = None, rankings: list[Ranking] | None = None,
+                pipeline: Pipeline | None = None, rankings: list[Ranking] | None = None,
                 progress: bool = False,
                 ) -> tuple[dict[str, Prediction], dict[str, Ranking], dict[str, str]]:
     """Predictions of the configured system for every question (read, or produced), the
     rankings behind them, and the errors of questions that could not be answered."""
     if cfg.predictions_path is not None:
         return load_predictions(cfg.predictions_path, data.questions, data.index), {}, {}
-    pipeline = pipeline or NaivePipeline(data.index, cfg)
+    pipeline = pipeline or Pipeline(data.index, cfg)
     rankings = rankings or pipeline.retrieve(data.questions, k)
     preds, errors = pipeline.predict_many(data.questions, rankings, k, threshold,
                                           progress=progress)

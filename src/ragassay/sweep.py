@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import EvalConfig
-from .pipeline import NaivePipeline
+from .pipeline import Pipeline
 from .run import (
     checks_summary,
     cost_summary,
@@ -66,7 +66,7 @@ def run_sweep(cfg: EvalConfig, ks: list[int], thresholds: list[float | None],
     data = load_eval_set(cfg)
     pipeline = rankings = fixed = None
     if cfg.predictions_path is None:
-        pipeline = NaivePipeline(data.index, cfg)
+        pipeline = Pipeline(data.index, cfg)
         rankings = pipeline.retrieve(data.questions, max(ks))
     else:  # another system's answers are fixed: only the context it is judged on changes
         fixed, _, _ = predict_all(cfg, data, k=max(ks))

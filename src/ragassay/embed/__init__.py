@@ -9,7 +9,9 @@ from .base import (
     known_embedders,
     register_embedder,
 )
+from .e5_small import E5SmallEmbedder
 from .hashing import HashingEmbedder
+from .use_multilingual import UseMultilingualEmbedder
 
 
 def _openai_embedder(**params: Any) -> Embedder:
@@ -20,11 +22,15 @@ def _openai_embedder(**params: Any) -> Embedder:
 
 
 register_embedder("hashing", HashingEmbedder)
+register_embedder("e5-small", E5SmallEmbedder)
+register_embedder("use-multilingual", UseMultilingualEmbedder)
 register_embedder("openai", _openai_embedder)
 
 __all__ = [
+    "E5SmallEmbedder",
     "Embedder",
     "HashingEmbedder",
+    "UseMultilingualEmbedder",
     "embedder_from_meta",
     "get_embedder",
     "known_embedders",

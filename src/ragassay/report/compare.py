@@ -62,6 +62,23 @@ def compare_runs(run_dirs: list[Path], *, metrics: list[str] | None = None,
     return {"baseline": str(runs[0]["dir"]), "seed": seed, "comparisons": comparisons}
 
 
+def summary_rows(run_dirs: list[Path], metrics: list[str] | None = None
+                 ) -> tuple[list[str], list[list[str]]]:
+    """One row per run: its pipeline, the metric means, and end-to-end latency p50 / p95."""
+    runs = [read_metrics(d) for d in run_dirs]
+    names = metrics or ["recall_at_5", "recall_at_10", "mrr_at_5", "ndcg_at_5", "groundedness",
+                        "correct"]
+    header = ["run", "pipeline", *names, "latency p50 ms", "latency p95 ms"]
+    rows = []
+    for d, m in zip(run_dirs, runs, strict=True):
+        means = {**m.get("retrieval", {}), **m.get("answer", {})}
+        lat = m.get("timings", {}).get("latency_ms", {}).get("total", {})
+        rows.append([d.name, m.get("mode") or m.get("pipeline", {}).get("name", ""),
+                     *[_f(means[n]["mean"]) if n in means else "—" for n in names],
+                     _f(lat.get("p50"), 1), _f(lat.get("p95"), 1)])
+    return header, rows
+
+
 def _f(value: Any, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 

@@ -1,0 +1,305 @@
+"""Tokenisers, BM25 (scores by the formula, Korean particles) and reciprocal rank fusion by hand."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragassay import tokenize
+from ragassay.index import Index
+from ragassay.retrieve import (
+    BM25Retriever,
+    Hit,
+    HybridRetriever,
+    Ranking,
+    apply_min_score,
+    ranking_from_scores,
+)
+from ragassay.schema import Chunk, Document
+
+
+def make_index(texts: Sequence[str]) -> Index:
+    """An in-memory index of one document whose chunks are ``texts`` (no embeddings)."""
+    chunks = [Chunk(chunk_id=f"d::chunk-{i + 1:03d}", doc_id="d", text=t, seq=i + 1)
+              for i, t in enumerate(texts)]
+    return Index(Path("mem"), {"embedding": None}, [Document(doc_id="d")], chunks,
+                 np.zeros((len(texts), 0), np.float32))
+
+
+def needs_kiwi() -> None:
+    pytest.importorskip("kiwipiepy")
+
+
+# --- tokenisers ----------------------------------------------------------------------
+
+
+def test_word_rule() -> None:
+    # NFKC folds the full-width letters and digit; numbers keep their inner separators.
+    assert tokenize.word_tokens("PER-001: ＡＢＣ１ 3,000명, 99.5% Gewährleistung") == [
+        "per", "001", "abc", "1", "3,000", "명", "99.5", "gewährleistung"]
+    assert tokenize.word_tokens("  ") == []
+    assert tokenize.tokenizer_for("de") is tokenize.word_tokens
+    assert tokenize.tokenizer_for("en") is tokenize.word_tokens
+
+
+def test_unknown_language_is_refused() -> None:
+    with pytest.raises(ValueError, match="known: ko, de, en, auto"):
+        tokenize.tokenizer_for("fr")
+
+
+def test_korean_particles_and_endings_fall_away() -> None:
+    needs_kiwi()
+    ko = tokenize.tokenizer_for("ko")
+    assert ko("하자보수를") == ko("하자보수는") == ["하자", "보수"]
+    # Verb stems as dictionary forms: 고쳐 / 고치고 → 고치다; numbers and units kept.
+    assert "고치다" in ko("고쳐 주나요?") and "고치다" in ko("고치고")
+    assert ko("최종 검수 완료일로부터 2년으로 하며") == ["최종", "검수", "완료", "일", "2", "년",
+                                                   "하다"]
+    # Latin words and numbers inside Korean text follow the word rule.
+    assert ko("PER-001 동시 접속자 3,000명") == ["per", "001", "동시", "접속자", "3,000", "명"]
+
+
+def test_auto_picks_korean_per_text() -> None:
+    needs_kiwi()
+    auto = tokenize.tokenizer_for("auto")
+    assert auto("Availability 99.5 %") == tokenize.word_tokens("Availability 99.5 %")
+    assert auto("하자보수를") == ["하자", "보수"]
+    texts = ["하자보수는 2년", "Gewährleistung 24 Monate", "", "SLA 99.5% 가용성"]
+    assert tokenize.tokenize_all(texts, "auto") == [auto(t) for t in texts]
+    assert tokenize.tokenize_all(texts, "ko") == [tokenize.korean_tokens(t) for t in texts]
+
+
+def test_missing_kiwi_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "kiwipiepy", None)  # makes the import fail
+    tokenize._kiwi.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=r"kiwipiepy: pip install 'ragassay\[bm25\]'"):
+            tokenize.tokenizer_for("auto")
+        assert tokenize.tokenizer_for("en") is tokenize.word_tokens  # no Kiwi needed
+    finally:
+        tokenize._kiwi.cache_clear()
+
+
+# --- BM25 ----------------------------------------------------------------------------
+
+
+def bm25(tf: int, df: int, n: int, dl: int, avgdl: float, k1: float = 1.5,
+         b: float = 0.75) -> float:
+    """One term's BM25 (Lucene variant), as in the BM25Retriever docstring."""
+    idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+    return idf * tf / (tf + k1 * (1 - b + b * dl / avgdl))
+
+
+def test_bm25_scores_by_the_formula() -> None:
+    pytest.importorskip("bm25s")
+    index = make_index(["apple banana", "apple apple cherry", "durian", "banana"])
+    r = BM25Retriever(index, tokenizer="en")
+    # N = 4 chunks of 2, 3, 1, 1 terms: avgdl = 7/4. df(apple) = 2, df(cherry) = 1.
+    # "apple" twice in the query counts once.
+    want = [bm25(1, 2, 4, 2, 7 / 4),
+            bm25(2, 2, 4, 3, 7 / 4) + bm25(1, 1, 4, 3, 7 / 4),
+            0.0, 0.0]
+    np.testing.assert_allclose(r.scores("Apple cherry apple"), want, rtol=1e-6)
+    ranking = r.search(["Apple cherry apple"], 10)[0]
+    # Only chunks holding a query term are hits.
+    assert [h.chunk_id for h in ranking.hits] == ["d::chunk-002", "d::chunk-001"]
+    assert ranking.rank_of(1) == 1 and ranking.rank_of(0) == 2
+
+
+def test_bm25_parameters_change_the_scores() -> None:
+    pytest.importorskip("bm25s")
+    index = make_index(["apple banana", "apple apple cherry", "durian"])
+    r = BM25Retriever(index, tokenizer="en", k1=1.2, b=0.0)
+    np.testing.assert_allclose(r.scores("apple")[:2],
+                               [bm25(1, 2, 3, 2, 2, 1.2, 0.0), bm25(2, 2, 3, 3, 2, 1.2, 0.0)],
+                               rtol=1e-6)
+    with pytest.raises(ValueError, match="0 <= b <= 1"):
+        BM25Retriever(index, tokenizer="en", b=1.5)
+
+
+def test_query_without_known_terms_has_no_hits() -> None:
+    pytest.importorskip("bm25s")
+    r = BM25Retriever(make_index(["apple", "banana"]), tokenizer="en")
+    for query in ("kiwi", "", "?!"):
+        ranking = r.search([query], 5)[0]
+        assert ranking.hits == [] and not ranking.scores.any()
+
+
+def test_empty_corpus_and_empty_chunks() -> None:
+    pytest.importorskip("bm25s")
+    assert BM25Retriever(make_index([]), tokenizer="en").search(["a"], 3)[0].hits == []
+    r = BM25Retriever(make_index(["", "apple", "  "]), tokenizer="en")
+    assert [h.position for h in r.search(["apple"], 3)[0].hits] == [1]
+
+
+KOREAN = [
+    "하자보수는 최종 검수 완료일로부터 2년으로 하며, 결함은 3영업일 이내에 보완한다.",
+    "지체상금은 지체일수 1일마다 계약금액의 0.5%로 한다.",
+    "제안서는 원본 1부와 사본 5부를 제출한다.",
+]
+
+
+def test_bm25_finds_korean_chunk_across_particles() -> None:
+    pytest.importorskip("bm25s")
+    needs_kiwi()
+    index = make_index(KOREAN)
+    question = "하자보수를 얼마 동안 해야 하나요?"  # 를, not the text's 는
+    top = BM25Retriever(index, tokenizer="ko").search([question], 3)[0].hits
+    assert top[0].chunk_id == "d::chunk-001"
+    assert BM25Retriever(index, tokenizer="auto").search([question], 1)[0].hits == top[:1]
+    # The word rule sees "하자보수를" and "하자보수는" as two different words: nothing matches.
+    assert BM25Retriever(index, tokenizer="en").search([question], 3)[0].hits == []
+
+
+def test_min_score_drops_hits_but_keeps_ranks() -> None:
+    pytest.importorskip("bm25s")
+    index = make_index(["apple banana", "apple apple cherry", "durian", "banana"])
+    full = BM25Retriever(index, tokenizer="en").search(["apple cherry"], 10)[0]
+    cut = full.hits[0].score - 1e-6
+    kept = BM25Retriever(index, tokenizer="en", min_score=cut).search(["apple cherry"], 10)[0]
+    assert kept.hits == full.hits[:1]
+    assert kept.rank_of(0) == full.rank_of(0) == 2
+    assert apply_min_score(full, cut).hits == kept.hits
+    assert apply_min_score(full, None) is full
+
+
+SCRIPT = """
+import hashlib, sys
+sys.path.insert(0, {tests!r})
+from test_bm25_hybrid import make_index
+from ragassay.retrieve import BM25Retriever
+texts = ["apple banana " * 3, "cherry apple", "banana durian elder", "fig apple cherry banana"]
+r = BM25Retriever(make_index(texts), tokenizer="en")
+print(hashlib.sha256(b"".join(r.scores(q).tobytes() for q in ("apple", "banana cherry",
+      "elder fig apple"))).hexdigest())
+"""
+
+
+def test_bm25_scores_are_identical_across_hash_seeds() -> None:
+    pytest.importorskip("bm25s")
+    # bm25s numbers terms by iterating a set; the retriever gives its own ids, so the
+    # scores must not change with Python's string hashing.
+    code = SCRIPT.format(tests=str(Path(__file__).parent))
+    digests = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              check=True, env={"PYTHONHASHSEED": seed,
+                                               "PATH": "/usr/bin:/bin"}).stdout
+               for seed in ("1", "2")}
+    assert len(digests) == 1
+
+
+def test_korean_bm25_is_deterministic() -> None:
+    pytest.importorskip("bm25s")
+    needs_kiwi()
+    a = BM25Retriever(make_index(KOREAN)).search(["하자보수 기간", "지체상금률"], 3)
+    b = BM25Retriever(make_index(KOREAN)).search(["하자보수 기간", "지체상금률"], 3)
+    assert [r.hits for r in a] == [r.hits for r in b]
+    assert all(x.scores.tobytes() == y.scores.tobytes() for x, y in zip(a, b, strict=True))
+
+
+# --- reciprocal rank fusion ----------------------------------------------------------
+
+
+class Fixed:
+    """A retriever that returns the same positions (best first) for every query."""
+
+    def __init__(self, index: Index, positions: list[int], backend: str = "fixed") -> None:
+        self.index, self.positions, self.backend = index, positions, backend
+
+    def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
+        scores = np.zeros(len(self.index.chunks), dtype=np.float32)
+        hits = [Hit(self.index.chunks[p].chunk_id, p, float(len(self.positions) - i))
+                for i, p in enumerate(self.positions[:k])]
+        return [Ranking(hits, scores) for _ in queries]
+
+
+def test_rrf_by_hand() -> None:
+    index = make_index(["a", "b", "c", "d", "e"])
+    fused = HybridRetriever([Fixed(index, [2, 0, 1]), Fixed(index, [0, 3])], k_rrf=60)
+    ranking = fused.search(["q"], 10)[0]
+    want = [1 / 61 + 1 / 62,  # row 0: 2nd in the first list, 1st in the second
+            1 / 63,           # row 1: 3rd in the first list
+            1 / 61,           # row 2: 1st in the first list
+            1 / 62,           # row 3: 2nd in the second list
+            0.0]              # row 4: in no list
+    np.testing.assert_allclose(ranking.scores, want, rtol=1e-12)
+    assert [h.position for h in ranking.hits] == [0, 2, 3, 1]  # row 4 is no hit
+    assert ranking.hits[0].score == pytest.approx(1 / 61 + 1 / 62)
+    assert ranking.rank_of(4) == 5
+    assert [h.position for h in fused.search(["q"], 2)[0].hits] == [0, 2]
+
+
+def test_rrf_ties_go_to_the_lower_index_position() -> None:
+    index = make_index(["a", "b", "c"])
+    # Rows 2 and 1 are both first in one list: equal fused scores 1/61.
+    ranking = HybridRetriever([Fixed(index, [2]), Fixed(index, [1])]).search(["q"], 3)[0]
+    assert [h.position for h in ranking.hits] == [1, 2]
+
+
+def test_rrf_depth_and_min_score() -> None:
+    index = make_index(["a", "b", "c", "d"])
+    lists = [Fixed(index, [0, 1, 2]), Fixed(index, [3, 2])]
+    shallow = HybridRetriever(lists, k_rrf=0, depth=1).search(["q"], 4)[0]
+    # Only each list's first hit counts: rows 0 and 3 at 1/(0 + 1) each.
+    np.testing.assert_allclose(shallow.scores, [1, 0, 0, 1])
+    cut = HybridRetriever(lists, k_rrf=0, min_score=0.5).search(["q"], 4)[0]
+    # Row 2: 1/3 + 1/2; row 0: 1; row 3: 1; row 1: 1/2.
+    assert [(h.position, h.score) for h in cut.hits] == [(0, 1.0), (3, 1.0), (2, 1 / 3 + 1 / 2),
+                                                        (1, 0.5)]
+    assert len(HybridRetriever(lists, k_rrf=0, min_score=0.6).search(["q"], 4)[0].hits) == 3
+
+
+def test_rrf_refuses_bad_settings_and_other_indexes() -> None:
+    index = make_index(["a", "b"])
+    with pytest.raises(ValueError, match="at least one"):
+        HybridRetriever([])
+    with pytest.raises(ValueError, match="depth >= 1"):
+        HybridRetriever([Fixed(index, [0])], depth=0)
+    with pytest.raises(ValueError, match="another index"):
+        HybridRetriever([Fixed(index, [0]), Fixed(make_index(["x", "y", "z"]), [1], "other")])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.permutations(range(6)).map(list).flatmap(
+           lambda p: st.integers(0, 6).map(lambda n: p[:n])), min_size=1, max_size=3),
+       st.integers(0, 100), st.integers(1, 6), st.integers(1, 8))
+def test_rrf_is_the_formula_and_sorted(lists: list[list[int]], k_rrf: int, depth: int,
+                                       k: int) -> None:
+    index = make_index([str(i) for i in range(6)])
+    ranking = HybridRetriever([Fixed(index, p) for p in lists], k_rrf=k_rrf,
+                              depth=depth).search(["q"], k)[0]
+    for row in range(6):
+        want = sum(1 / (k_rrf + p.index(row) + 1) for p in lists if row in p[:depth])
+        assert ranking.scores[row] == pytest.approx(want, rel=1e-12)
+    expected = sorted((r for r in range(6) if ranking.scores[r] > 0),
+                      key=lambda r: (-ranking.scores[r], r))[:k]
+    assert [h.position for h in ranking.hits] == expected
+
+
+def test_bm25_and_dense_style_lists_fuse() -> None:
+    pytest.importorskip("bm25s")
+    index = make_index(["apple banana", "apple apple cherry", "durian", "banana"])
+    bm = BM25Retriever(index, tokenizer="en")
+    ranking = HybridRetriever([bm, Fixed(index, [2, 1])]).search(["apple cherry"], 4)[0]
+    # bm25: row 1 then row 0; fixed: row 2 then row 1.
+    np.testing.assert_allclose(ranking.scores, [1 / 62, 1 / 61 + 1 / 62, 1 / 61, 0])
+    # 1/61 + 1/62 > 1/61 > 1/62: rows 1, 2, 0; row 3 is in no list.
+    assert [h.chunk_id for h in ranking.hits] == ["d::chunk-002", "d::chunk-003",
+                                                  "d::chunk-001"]
+
+
+def test_ranking_from_scores_rules() -> None:
+    index = make_index(["a", "b", "c", "d"])
+    scores = np.array([0.5, 0.0, 0.5, -1.0], dtype=np.float32)
+    assert [h.position for h in ranking_from_scores(index, scores, 4).hits] == [0, 2, 1, 3]
+    assert [h.position for h in ranking_from_scores(index, scores, 4,
+                                                    positive_only=True).hits] == [0, 2]
+    assert [h.position for h in ranking_from_scores(index, scores, 4,
+                                                    min_score=0.0).hits] == [0, 2, 1]

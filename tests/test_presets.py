@@ -1,0 +1,60 @@
+"""The retriever presets run through the same harness as the naive baseline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragassay.config import load_config
+from ragassay.run import run_evaluation
+from ragassay.schema import InputError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    out = tmp_path_factory.mktemp("presets")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(ROOT)
+        configs = {"naive_baseline": "configs/eval/rag_quality_v1.yaml",
+                   "bm25": "configs/eval/presets/bm25.yaml",
+                   "hybrid": "configs/eval/presets/hybrid.yaml",
+                   "dense_e5": "configs/eval/presets/dense_e5.yaml"}
+        return {name: run_evaluation(load_config(path), run_id=name, output_root=out).metrics
+                for name, path in configs.items()}
+
+
+def test_every_preset_is_scored_on_all_questions(runs: dict[str, dict]) -> None:
+    for name, metrics in runs.items():
+        assert metrics["pipeline"]["name"] == name
+        assert metrics["counts"]["questions"] == 16
+        assert metrics["retrieval"]["recall_at_10"]["n"] == 13
+        assert metrics["provenance"]["index"]["stale"] is None
+
+
+def test_lexical_retrieval_beats_the_hashing_baseline_on_the_fixture(runs: dict[str, dict]
+                                                                    ) -> None:
+    naive = runs["naive_baseline"]["retrieval"]
+    for name in ("bm25", "hybrid"):
+        assert runs[name]["retrieval"]["recall_at_10"]["mean"] >= naive["recall_at_10"]["mean"]
+    assert runs["dense_e5"]["provenance"]["index"]["embedding"]["backend"] == "e5-small"
+
+
+def test_dense_e5_needs_an_e5_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    cfg = load_config("configs/eval/presets/dense_e5.yaml")
+    cfg.index_dir = Path("data/index")
+    cfg.source_dir = None
+    with pytest.raises(InputError, match="e5-small"):
+        run_evaluation(cfg, run_id="x", output_root=tmp_path)
+
+
+def test_a_preset_fixes_its_keys(tmp_path: Path) -> None:
+    text = (ROOT / "configs/eval/presets/bm25.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "c.yaml"
+    path.write_text(text.replace("retrieval_backend: bm25", "retrieval_backend: dense"),
+                    encoding="utf-8")
+    with pytest.raises(InputError, match="bm25 requires retrieval_backend: bm25"):
+        load_config(path)

@@ -1,0 +1,229 @@
+"""Exact search against brute force, HNSW recall against exact, and the vector retriever."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from ragassay import vector
+from ragassay.embed import get_embedder
+from ragassay.index import Index, build_index, load_index
+from ragassay.retrieve import DenseRetriever, VectorRetriever, top_k
+from ragassay.vector import (
+    ApproximateSearch,
+    ExactSearch,
+    Neighbours,
+    ann_recall,
+    search_for,
+    top_k_rows,
+)
+
+
+def unit_rows(rng: np.random.Generator, n: int, d: int, clusters: int = 0) -> np.ndarray:
+    """n unit vectors; with clusters, scattered around that many random centres."""
+    if clusters:
+        centres = rng.standard_normal((clusters, d))
+        x = centres[rng.integers(0, clusters, n)] + 0.5 * rng.standard_normal((n, d))
+    else:
+        x = rng.standard_normal((n, d))
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+
+def brute_force(emb: np.ndarray, q: np.ndarray, k: int) -> list[list[int]]:
+    """Sort every row by (score descending, position ascending), written plainly."""
+    out = []
+    for s in q @ emb.T:
+        out.append(sorted(range(len(s)), key=lambda p: (-float(s[p]), p))[:k])
+    return out
+
+
+# --- exact ---------------------------------------------------------------------------
+
+
+# Small integers make many ties, which is where a tie rule shows.
+score_matrices = hnp.arrays(np.float32, st.tuples(st.integers(1, 4), st.integers(1, 12)),
+                            elements=st.integers(-3, 3).map(float))
+
+
+@settings(max_examples=80, deadline=None)
+@given(score_matrices, st.integers(0, 14))
+def test_top_k_rows_is_top_k_per_row(scores: np.ndarray, k: int) -> None:
+    rows = top_k_rows(scores, k)
+    assert rows.shape == (scores.shape[0], min(k, scores.shape[1]))
+    for i, row in enumerate(scores):
+        assert rows[i].tolist() == top_k(row, k).tolist()
+
+
+def test_exact_search_is_brute_force() -> None:
+    rng = np.random.default_rng(1)
+    emb, q = unit_rows(rng, 500, 16), unit_rows(rng, 20, 16)
+    found = ExactSearch(emb).search(q, 7)
+    assert found.positions.tolist() == brute_force(emb, q, 7)
+    np.testing.assert_array_equal(found.scores,
+                                  np.take_along_axis(q @ emb.T, found.positions, axis=1))
+
+
+def test_exact_search_ties_and_edges() -> None:
+    emb = np.array([[1, 0], [0, 1], [1, 0], [0.6, 0.8]], dtype=np.float32)
+    search = ExactSearch(emb)
+    # Rows 0 and 2 tie at 1.0: the lower position first; then 0.6; then 0.
+    assert search.search(np.array([[1, 0]], np.float32), 4).positions.tolist() == [[0, 2, 3, 1]]
+    assert search.search(np.array([[1, 0]], np.float32), 10).positions.shape == (1, 4)
+    assert search.search(np.array([[1, 0]], np.float32), 0).positions.shape == (1, 0)
+    assert search.search(np.zeros((0, 2), np.float32), 3).positions.shape == (0, 3)
+    with pytest.raises(ValueError, match="3 dimensions, the searched vectors 2"):
+        search.search(np.ones((1, 3), np.float32), 1)
+    assert search.describe() == {"kind": "exact", "size": 4}
+
+
+def test_exact_search_batches_do_not_change_results() -> None:
+    rng = np.random.default_rng(2)
+    emb, q = unit_rows(rng, 300, 8), unit_rows(rng, 25, 8)
+    whole = ExactSearch(emb).search(q, 5)
+    small = ExactSearch(emb)
+    small.batch_size = 4  # 7 batches instead of one
+    part = small.search(q, 5)
+    assert whole.positions.tobytes() == part.positions.tobytes()
+    # BLAS may round a dot product differently in another matrix shape (last bit only).
+    np.testing.assert_allclose(whole.scores, part.scores, rtol=0, atol=1e-6)
+
+
+def test_neighbours_row_drops_padding() -> None:
+    n = Neighbours(np.array([[3, -1]]), np.array([[0.5, -np.inf]], np.float32))
+    positions, scores = n.row(0)
+    assert positions.tolist() == [3] and scores.tolist() == [0.5]
+
+
+# --- approximate ---------------------------------------------------------------------
+
+
+def test_hnsw_recall_on_a_few_thousand_vectors() -> None:
+    pytest.importorskip("faiss")
+    rng = np.random.default_rng(3)
+    emb = unit_rows(rng, 4000, 32, clusters=40)
+    q = unit_rows(rng, 100, 32, clusters=40)
+    approx = ApproximateSearch(emb)
+    assert ann_recall(ExactSearch(emb), approx, q, 10) >= 0.95
+    assert approx.describe()["library"] == "faiss-cpu"
+    assert approx.describe()["connectivity"] == 32
+
+
+def test_hnsw_builds_and_answers_the_same_twice() -> None:
+    pytest.importorskip("faiss")
+    rng = np.random.default_rng(4)
+    emb, q = unit_rows(rng, 2000, 16), unit_rows(rng, 50, 16)
+    a = ApproximateSearch(emb, connectivity=8, ef_construction=32, ef_search=16).search(q, 10)
+    b = ApproximateSearch(emb, connectivity=8, ef_construction=32, ef_search=16).search(q, 10)
+    assert a.positions.tobytes() == b.positions.tobytes()
+    assert a.scores.tobytes() == b.scores.tobytes()
+
+
+def test_hnsw_orders_ties_by_position_and_pads() -> None:
+    pytest.importorskip("faiss")
+    emb = np.array([[1, 0], [0, 1], [1, 0], [1, 0]], dtype=np.float32)
+    found = ApproximateSearch(emb).search(np.array([[1, 0]], np.float32), 3)
+    assert found.positions.tolist() == [[0, 2, 3]]
+    assert ApproximateSearch(emb).search(np.array([[1, 0]], np.float32), 9).positions.shape \
+        == (1, 4)
+    with pytest.raises(ValueError, match="connectivity must be at least 1"):
+        ApproximateSearch(emb, connectivity=0)
+
+
+def test_missing_faiss_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "faiss", None)
+    assert not vector.ann_available()
+    emb = np.eye(3, dtype=np.float32)
+    with pytest.raises(ValueError, match=r"pip install 'ragassay\[ann\]'"):
+        ApproximateSearch(emb)
+    assert isinstance(search_for(emb, threshold=10), ExactSearch)  # exact needs no faiss
+
+
+def test_search_for_switches_at_the_threshold() -> None:
+    pytest.importorskip("faiss")
+    emb = unit_rows(np.random.default_rng(5), 100, 8)
+    assert isinstance(search_for(emb, threshold=101), ExactSearch)
+    hnsw = search_for(emb, threshold=100, connectivity=4)
+    assert isinstance(hnsw, ApproximateSearch) and hnsw.connectivity == 4
+
+
+class Half:
+    """A search that finds only the even rows of the exact answer."""
+
+    kind, size, dimension = "fake", 0, 0
+
+    def __init__(self, exact: ExactSearch) -> None:
+        self.exact = exact
+
+    def search(self, queries: np.ndarray, k: int) -> Neighbours:
+        found = self.exact.search(queries, k)
+        positions = np.where(found.positions % 2 == 0, found.positions, -1)
+        return Neighbours(positions, np.where(positions >= 0, found.scores, -np.inf))
+
+    def describe(self) -> dict[str, object]:
+        return {}
+
+
+def test_ann_recall_by_hand() -> None:
+    emb = np.eye(4, dtype=np.float32)
+    exact = ExactSearch(emb)
+    q = np.array([[1, 0.9, 0, 0], [0, 0, 0.9, 1]], np.float32)
+    # Exact top-2: {0, 1} and {3, 2}; the fake keeps {0} and {2}: (1/2 + 1/2) / 2.
+    assert ann_recall(exact, Half(exact), q, 2) == pytest.approx(0.5)
+    assert ann_recall(exact, exact, q, 2) == 1.0
+    assert ann_recall(exact, Half(exact), q[:0], 2) == 1.0
+
+
+# --- the vector retriever ------------------------------------------------------------
+
+
+@pytest.fixture
+def hashing_index(tmp_path: Path) -> Index:
+    src = tmp_path / "raw"
+    src.mkdir()
+    for i, text in enumerate(["하자보수 기간은 2년이다.", "지체상금률은 0.5%이다.",
+                              "Gewährleistung 24 Monate.", "Availability 99.5 percent.",
+                              "제안서는 5부를 제출한다."]):
+        (src / f"d{i}.md").write_text(text * 8, encoding="utf-8")
+    build_index(src, tmp_path / "idx", chunk_size=60, overlap=10, progress=False)
+    return load_index(tmp_path / "idx")
+
+
+QUERIES = ["하자보수 기간", "Gewährleistung", "availability", "제출 부수", "지체상금"]
+
+
+def test_vector_retriever_equals_dense_retriever(hashing_index: Index) -> None:
+    emb = get_embedder("hashing")
+    dense = DenseRetriever(hashing_index, emb).search(QUERIES, 4)
+    exact = VectorRetriever(hashing_index, emb).search(QUERIES, 4)
+    for a, b in zip(dense, exact, strict=True):
+        assert a.hits == b.hits
+        assert a.scores.tobytes() == b.scores.tobytes()
+
+
+def test_vector_retriever_with_hnsw(hashing_index: Index) -> None:
+    pytest.importorskip("faiss")
+    emb = get_embedder("hashing")
+    approx = VectorRetriever(hashing_index, emb, ApproximateSearch(hashing_index.embeddings))
+    exact = VectorRetriever(hashing_index, emb)
+    for a, b in zip(approx.search(QUERIES, 3), exact.search(QUERIES, 3), strict=True):
+        # A small graph is searched exhaustively: the same hits, the scores up to float error.
+        assert [h.position for h in a.hits] == [h.position for h in b.hits]
+        assert [h.score for h in a.hits] == pytest.approx([h.score for h in b.hits], abs=1e-6)
+        assert np.isneginf(a.scores).sum() == len(a.scores) - 3  # rows not returned
+
+
+def test_vector_retriever_min_score_and_size_check(hashing_index: Index) -> None:
+    emb = get_embedder("hashing")
+    full = VectorRetriever(hashing_index, emb).search(QUERIES[:1], 5)[0]
+    cut = VectorRetriever(hashing_index, emb, min_score=full.hits[1].score).search(
+        QUERIES[:1], 5)[0]
+    assert cut.hits == [h for h in full.hits if h.score >= full.hits[1].score]
+    assert cut.rank_of(full.hits[4].position) == 5
+    with pytest.raises(ValueError, match="holds 3 vectors"):
+        VectorRetriever(hashing_index, emb, ExactSearch(hashing_index.embeddings[:3]))
