@@ -247,3 +247,12 @@ def test_fixture_recall_as_measured(tmp_path: Path, name: str, module: str,
     pytest.importorskip(module)
     # The values of the report (13 answerable questions, chunks of 400/80).
     assert fixture_recall_at_5(name, tmp_path) == pytest.approx(measured, abs=0.001)
+
+
+def test_an_index_without_embeddings_is_refused(tmp_path: Path) -> None:
+    chunks = tmp_path / "chunks.jsonl"
+    chunks.write_text('{"chunk_id": "a", "text": "하자보수"}\n', encoding="utf-8")
+    from ragassay.index import load_chunk_file
+
+    with pytest.raises(ValueError, match="has no embeddings"):
+        check_query_embedder(load_chunk_file(chunks), get_embedder("hashing"))
