@@ -154,7 +154,7 @@ def test_a_failed_call_leaves_the_answer_unmeasured(fake_server: FakeOpenAIServe
     answer = Answer(text="Der Versand kostet 4,90 €. Ab 50 € ist er kostenlos.",
                     status="supported")
     fake_server.control.fail_next(1, status=400)  # the 1st claim's call; the 2nd would work
-    j = judge(fake_server)
+    j = judge(fake_server, concurrency=1)  # one thread: the scripted failure hits answer 1
     with pytest.raises(EndpointError):
         j.judge_answer(answer, CHUNKS)
     fake_server.control.fail_next(1, status=400)

@@ -58,3 +58,23 @@ def test_a_preset_fixes_its_keys(tmp_path: Path) -> None:
                     encoding="utf-8")
     with pytest.raises(InputError, match="bm25 requires retrieval_backend: bm25"):
         load_config(path)
+
+
+def test_large_index_records_approximate_search_recall(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above the size threshold the index records its HNSW search and recall vs exact, and
+    dense retrieval goes through it (the threshold is lowered so the fixture counts as large)."""
+    pytest.importorskip("faiss")
+    import ragassay.index as index_module
+
+    monkeypatch.setattr(index_module, "ANN_THRESHOLD", 10)
+    built = index_module.build_index(ROOT / "data/raw", tmp_path / "idx", progress=False)
+    search = built.meta["search"]
+    assert search["kind"] == "hnsw" and search["library"] == "faiss-cpu"
+    assert 0.9 <= search["recall_at_10_vs_exact"] <= 1.0
+    assert index_module.load_index(tmp_path / "idx").meta["search"] == search
+    monkeypatch.chdir(ROOT)
+    cfg = load_config("configs/eval/rag_quality_v1.yaml")
+    cfg.index_dir, cfg.source_dir = tmp_path / "idx", None
+    metrics = run_evaluation(cfg, run_id="ann", output_root=tmp_path / "runs").metrics
+    assert metrics["retrieval"]["recall_at_10"]["n"] == 13

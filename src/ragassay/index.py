@@ -39,6 +39,7 @@ from .ingest import (
     scan_sources,
 )
 from .schema import SCHEMA_VERSION, Chunk, Document, InputError, read_jsonl
+from .vector import DEFAULT_THRESHOLD, ApproximateSearch, ExactSearch, ann_recall
 
 INDEX_JSON = "index.json"
 EMBEDDINGS = "embeddings.npy"
@@ -170,6 +171,8 @@ def build_index(
             "skipped": scan_sources(source).skipped,
         },
     }
+    if len(chunks) >= ANN_THRESHOLD:
+        meta["search"] = measure_search(vectors)
     record = {**meta,
               "documents": [d.model_dump(mode="json") for d in documents],
               "chunks": [c.model_dump(mode="json") for c in chunks]}
@@ -178,6 +181,18 @@ def build_index(
         EMBEDDINGS: npy,
     })
     return Index(path=out, meta=meta, documents=documents, chunks=chunks, embeddings=vectors)
+
+
+ANN_THRESHOLD = DEFAULT_THRESHOLD  # from this many chunks on, dense search is approximate
+
+
+def measure_search(vectors: np.ndarray, *, k: int = 10, sample: int = 200) -> dict[str, Any]:
+    """The approximate search used for a large index, and its recall@k against exact search
+    on a fixed sample of the index's own vectors as queries (recorded in `index.json`)."""
+    approx = ApproximateSearch(vectors)
+    rows = np.linspace(0, len(vectors) - 1, num=min(sample, len(vectors))).astype(np.int64)
+    recall = ann_recall(ExactSearch(vectors), approx, vectors[rows], k)
+    return {**approx.describe(), f"recall_at_{k}_vs_exact": recall, "recall_queries": len(rows)}
 
 
 def embed_chunks(embedder: Embedder, texts: Sequence[str], *, batch_size: int = 256,

@@ -21,9 +21,17 @@ from .config import EvalConfig
 from .embed import embedder_from_meta
 from .endpoint import EndpointError, OpenAICompatClient, deadline_after, map_bounded
 from .index import Index
-from .retrieve import BM25Retriever, DenseRetriever, Hit, HybridRetriever, Ranking
+from .retrieve import (
+    BM25Retriever,
+    DenseRetriever,
+    Hit,
+    HybridRetriever,
+    Ranking,
+    VectorRetriever,
+)
 from .schema import Answer, InputError, Prediction, Question, RetrievedChunk, Usage
 from .text import guess_language
+from .vector import ApproximateSearch
 
 
 def make_retriever(index: Index, cfg: EvalConfig) -> Any:
@@ -39,7 +47,10 @@ def make_retriever(index: Index, cfg: EvalConfig) -> Any:
     if cfg.pipeline.name == "dense_e5" and embedding.get("backend") != "e5-small":
         raise InputError(index.path, f"the dense_e5 preset needs an index built with "
                          f"`--embedder e5-small`, this one has {embedding.get('backend')!r}")
-    dense = DenseRetriever(index, embedder_from_meta(embedding))
+    embedder = embedder_from_meta(embedding)
+    # Exact search below the size threshold; the approximate search measured at build above it.
+    dense: Any = (VectorRetriever(index, embedder, ApproximateSearch(index.embeddings))
+                  if "search" in index.meta else DenseRetriever(index, embedder))
     return HybridRetriever([dense, BM25Retriever(index)]) if backend == "hybrid" else dense
 
 
