@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from openai_server import FakeOpenAIServer
@@ -21,6 +22,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture()
+def at_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run the test from the repository root, where the shipped configs' paths are rooted."""
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
 
 
 @pytest.fixture(scope="session")

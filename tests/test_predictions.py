@@ -22,11 +22,6 @@ EXAMPLE = ROOT / "examples/shop_faq_de"
 runner = CliRunner()
 
 
-@pytest.fixture()
-def at_root(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)
-
-
 def totals(k: int) -> tuple[str, str, str]:
     cfg = load_config(EXAMPLE / "config.yaml")
     data = load_eval_set(cfg)

@@ -20,11 +20,6 @@ CONFIG = ROOT / "configs/eval/rag_quality_v1.yaml"
 runner = CliRunner()
 
 
-@pytest.fixture()
-def at_root(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)
-
-
 def test_parse_k_range() -> None:
     assert parse_k_range("1..4") == [1, 2, 3, 4]
     assert parse_k_range("5, 1,3") == [1, 3, 5]
