@@ -89,7 +89,8 @@ class Pipeline:
         if not hits:  # nothing to read: decline without calling the answerer (no tokens)
             text = DECLINE_TEXT[guess_language(question.question)]
             return Prediction(question_id=question.question_id, retrieved=retrieved,
-                              answer=Answer(text=text, status="insufficient"), usage=Usage(),
+                              answer=Answer(text=text, status="insufficient"),
+                              usage=Usage(source="not called"),
                               latency_ms={"retrieve": self.retrieve_ms, "answer": 0.0})
         context = [self.index.chunk(h.chunk_id) for h in hits]
         answerer = self._answerer()
@@ -97,11 +98,12 @@ class Pipeline:
         if isinstance(answerer, LLMAnswerer):
             answer, reported = answerer.answer_with_usage(question.question, context)
             usage = Usage(prompt_tokens=reported["prompt_tokens"],
-                          completion_tokens=reported["completion_tokens"])
+                          completion_tokens=reported["completion_tokens"],
+                          source=reported["source"])
         else:
             answer = answerer.answer(question.question, context, [h.score for h in hits])
             usage = Usage(prompt_tokens=count_tokens(build_prompt(question.question, context)),
-                          completion_tokens=count_tokens(answer.text))
+                          completion_tokens=count_tokens(answer.text), source="counted")
         ms = (time.perf_counter() - t0) * 1000
         return Prediction(question_id=question.question_id, retrieved=retrieved, answer=answer,
                           usage=usage, latency_ms={"retrieve": self.retrieve_ms, "answer": ms})

@@ -243,9 +243,11 @@ def judge_rows(endpoint: EndpointConfig, rows: list[dict[str, Any]], index: Inde
 
 def usage_of(q: Question, pred: Prediction, context: list[str], index: Index) -> dict[str, Any]:
     """Tokens of the answerer call: as reported by the system, else counted from its prompt."""
-    if pred.usage is not None:
-        return {**pred.usage.model_dump(include={"prompt_tokens", "completion_tokens"}),
-                "source": "reported", "tokenizer": TOKENIZER}
+    if pred.usage is not None:  # the built-in pipeline marks what it counted itself
+        source = (pred.usage.model_extra or {}).get("source", "reported")
+        counts = pred.usage.model_dump(include={"prompt_tokens", "completion_tokens"})
+        return {**counts, "source": source,
+                "tokenizer": TOKENIZER if source == "counted" else None}
     chunks = [index.chunk(c) for c in context]
     return {"prompt_tokens": count_tokens(build_prompt(q.question, chunks)),
             "completion_tokens": count_tokens(pred.answer.text), "source": "counted",
