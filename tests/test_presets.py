@@ -21,6 +21,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
         configs = {"naive_baseline": "configs/eval/rag_quality_v1.yaml",
                    "bm25": "configs/eval/presets/bm25.yaml",
                    "hybrid": "configs/eval/presets/hybrid.yaml",
+                   "dense_use": "configs/eval/presets/dense_use.yaml",
                    "dense_e5": "configs/eval/presets/dense_e5.yaml"}
         return {name: run_evaluation(load_config(path), run_id=name, output_root=out).metrics
                 for name, path in configs.items()}
@@ -40,6 +41,7 @@ def test_lexical_retrieval_beats_the_hashing_baseline_on_the_fixture(runs: dict[
     for name in ("bm25", "hybrid"):
         assert runs[name]["retrieval"]["recall_at_10"]["mean"] >= naive["recall_at_10"]["mean"]
     assert runs["dense_e5"]["provenance"]["index"]["embedding"]["backend"] == "e5-small"
+    assert runs["dense_use"]["provenance"]["index"]["embedding"]["backend"] == "use-multilingual"
 
 
 def test_dense_e5_needs_an_e5_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -27,6 +27,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "naive_baseline": _NAIVE,
     "bm25": {**_NAIVE, "retrieval_backend": "bm25"},
     "hybrid": {**_NAIVE, "retrieval_backend": "hybrid"},
+    "dense_use": _NAIVE,  # dense over an index built with the use-multilingual embedder
     "dense_e5": _NAIVE,  # dense over an index built with the e5-small embedder
 }
 NAIVE_BASELINE_CONTRACT = PRESETS["naive_baseline"]

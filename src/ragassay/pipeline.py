@@ -1,5 +1,5 @@
 """The built-in pipelines: the naive baseline (dense top-k, then the answerer) and the
-retriever presets compared against it (bm25, hybrid, dense_e5).
+retriever presets compared against it (bm25, hybrid, dense_use, dense_e5).
 
 It produces the same `Prediction` records a user's own system would write, so the built-in
 pipeline and any other system are scored by exactly the same code.
@@ -33,6 +33,8 @@ from .schema import Answer, InputError, Prediction, Question, RetrievedChunk, Us
 from .text import guess_language
 from .vector import ApproximateSearch
 
+PRESET_EMBEDDERS = {"dense_e5": "e5-small", "dense_use": "use-multilingual"}
+
 
 def make_retriever(index: Index, cfg: EvalConfig) -> Any:
     """The retriever of the configured preset: dense, BM25, or their reciprocal rank fusion."""
@@ -44,9 +46,10 @@ def make_retriever(index: Index, cfg: EvalConfig) -> Any:
                          "(build one with `ragassay index`); a chunk file can only score "
                          "predictions")
     embedding = index.meta["embedding"]
-    if cfg.pipeline.name == "dense_e5" and embedding.get("backend") != "e5-small":
-        raise InputError(index.path, f"the dense_e5 preset needs an index built with "
-                         f"`--embedder e5-small`, this one has {embedding.get('backend')!r}")
+    want = PRESET_EMBEDDERS.get(cfg.pipeline.name)
+    if want and embedding.get("backend") != want:
+        raise InputError(index.path, f"the {cfg.pipeline.name} preset needs an index built with "
+                         f"`--embedder {want}`, this one has {embedding.get('backend')!r}")
     embedder = embedder_from_meta(embedding)
     # Exact search below the size threshold; the approximate search measured at build above it.
     dense: Any = (VectorRetriever(index, embedder, ApproximateSearch(index.embeddings))

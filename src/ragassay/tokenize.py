@@ -118,7 +118,7 @@ def tokenizer_for(lang: str) -> Tokenizer:
 
 
 def tokenize_all(texts: Sequence[str], lang: str) -> list[list[str]]:
-    """Tokenise many texts; the Korean ones go to Kiwi in one batched call (faster).
+    """Tokenise many texts; the Korean ones go to Kiwi in one call.
 
     Gives exactly ``[tokenizer_for(lang)(t) for t in texts]``.
     """
