@@ -1,4 +1,5 @@
-"""Command line: `ragassay index|run|report` (and the contract entry `eval.naive_rag.run_eval`)."""
+"""Command line: `ragassay index|run|sweep|gate|compare|report|judge-check|metrics|trec-eval|
+export-trec`, and the contract entry `eval.naive_rag.run_eval`."""
 
 from __future__ import annotations
 
