@@ -30,7 +30,6 @@ PRESETS: dict[str, dict[str, Any]] = {
     "dense_use": _NAIVE,  # dense over an index built with the use-multilingual embedder
     "dense_e5": _NAIVE,  # dense over an index built with the e5-small embedder
 }
-NAIVE_BASELINE_CONTRACT = PRESETS["naive_baseline"]
 KNOWN_PIPELINES = tuple(PRESETS)
 
 RETRIEVAL_METRIC = re.compile(r"^(recall|precision|hit|mrr|ndcg)_at_([1-9][0-9]*)$")

@@ -437,8 +437,11 @@ def index_status(
     overlap: int,
     embedder: str,
     embedder_params: dict[str, Any] | None = None,
+    index: Index | None = None,
 ) -> str | None:
     """``None`` when the index loads and was built from these sources and parameters.
+
+    Pass ``index`` when it is already loaded (from ``index_dir``) to avoid reading it twice.
 
     Otherwise a short reason, checked in this order: ``"missing"``, ``"unreadable: ..."``,
     ``"embedder changed"``, ``"chunking changed"``, ``"source changed: a.md, b.pdf"``
@@ -446,12 +449,13 @@ def index_status(
     ``"built by another loader version"``. Sources are compared by file hash, not parsed.
     """
     folder = Path(index_dir)
-    if not (folder / INDEX_JSON).exists() and not (folder / EMBEDDINGS).exists():
-        return "missing"
-    try:
-        index = load_index(folder)
-    except InputError as exc:
-        return f"unreadable: {exc}"
+    if index is None:
+        if not (folder / INDEX_JSON).exists() and not (folder / EMBEDDINGS).exists():
+            return "missing"
+        try:
+            index = load_index(folder)
+        except InputError as exc:
+            return f"unreadable: {exc}"
     built = index.meta["embedding"]
     # Through JSON, as the recorded params were: tuples become lists, keys strings.
     want = json.loads(json.dumps(get_embedder(embedder, **(embedder_params or {})).describe()))

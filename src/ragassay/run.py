@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,7 @@ class EvalSet:
     stale: str | None
     load_s: float
 
-    @property
+    @cached_property
     def chunk_texts(self) -> dict[str, str]:
         return {c.chunk_id: c.text for c in self.index.chunks}
 
@@ -87,7 +88,7 @@ def load_eval_set(cfg: EvalConfig) -> EvalSet:
     if cfg.source_dir is not None and cfg.index_dir is not None:
         stale = index_status(cfg.index_dir, cfg.source_dir, chunk_size=cfg.index.chunk_size,
                              overlap=cfg.index.overlap, embedder=cfg.index.embedder,
-                             embedder_params=cfg.index.embedder_params)
+                             embedder_params=cfg.index.embedder_params, index=index)
     return EvalSet(questions, anchor_gold(questions, gold_records, index), index, stale, load_s)
 
 

@@ -64,15 +64,6 @@ def _kiwi() -> Any:
     return Kiwi()
 
 
-def kiwi_available() -> bool:
-    """Whether the Korean tokenizer can be used (kiwipiepy is importable)."""
-    try:
-        _kiwi()
-    except ValueError:
-        return False
-    return True
-
-
 def _kiwi_terms(tokens: Any) -> list[str]:
     out: list[str] = []
     for tok in tokens:
