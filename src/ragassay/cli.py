@@ -3,34 +3,53 @@ export-trec`, and the contract entry `eval.naive_rag.run_eval`."""
 
 from __future__ import annotations
 
+import os
 import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
-from .schema import InputError
+from .errors import BAD_INPUT, GATE_FAILED, INTERNAL_ERROR, NOT_MEASURED, InputError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="Measure a RAG system question by question: found, grounded, right.")
+HELP = ("Measure a RAG system question by question: found, grounded, right. Exit codes: 0 ok, "
+        "1 gate failed, 2 bad input, 3 questions not measured, 4 internal error.")
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=HELP)
 err = Console(stderr=True, soft_wrap=True, highlight=False)
 out = Console()
 
 T = TypeVar("T")
 
 
+def _debug_option(debug: Annotated[bool, typer.Option(
+        "--debug", help="Print the traceback of an internal error.")] = False) -> None:
+    if debug:
+        os.environ["RAGASSAY_DEBUG"] = "1"
+
+
+app.callback()(_debug_option)
+
+
 def _guard(fn: Callable[[], T]) -> T:
-    """Turn bad input into one line on stderr and exit code 2."""
+    """Bad input → one line on stderr and exit 2; any other exception is a bug of ours:
+    exit 4, with the traceback under ``--debug``."""
     try:
         return fn()
     except InputError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from None
-    except ValueError as exc:  # invalid parameter values (chunk size, embedder name, ...)
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from None
+        err.print(f"[bold red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(BAD_INPUT) from None
+    except (typer.Exit, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        if os.environ.get("RAGASSAY_DEBUG") == "1":
+            err.print(escape(traceback.format_exc()))
+        err.print(f"[bold red]internal error:[/] {escape(f'{type(exc).__name__}: {exc}')} "
+                  "(a bug in ragassay; rerun with --debug for the traceback)")
+        raise typer.Exit(INTERNAL_ERROR) from None
 
 
 @app.command()
@@ -48,8 +67,13 @@ def index(
 ) -> None:
     """Build `index.json` + `embeddings.npy` from a folder of documents."""
     from .index import build_index, index_status
+    from .ingest.chunking import check_chunking
 
     def go() -> None:
+        try:
+            check_chunking(chunk_size, overlap)
+        except ValueError as exc:
+            raise InputError("--chunk-size/--overlap", str(exc)) from None
         if if_stale:
             reason = index_status(out_dir, source, chunk_size=chunk_size, overlap=overlap,
                                   embedder=embedder)
@@ -68,20 +92,19 @@ def index(
 
 def _load(config: Path, predictions: Path | None = None, chunks: Path | None = None,
           k: int | None = None) -> Any:
-    """The config, with command-line overrides applied and checked again."""
-    from .config import check_contract, load_config
+    """The config with the command-line values applied, then checked."""
+    from .config import load_config
 
-    cfg = load_config(config)
+    overrides: dict[str, Any] = {}
     if predictions is not None:
-        cfg.predictions_path = predictions
+        overrides["predictions_path"] = predictions
     if chunks is not None:
-        cfg.chunks_path, cfg.index_dir = chunks, None
+        overrides.update({"chunks_path": chunks, "index_dir": None, "source_dir": None})
     if k is not None:
         if k < 1:
             raise InputError("--k", f"k must be at least 1 (got {k})")
-        cfg.pipeline.top_k = k
-    check_contract(cfg, config)
-    return cfg
+        overrides["pipeline.top_k"] = k
+    return load_config(config, overrides)
 
 
 ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="Evaluation config (YAML).")]
@@ -101,63 +124,67 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
         output_root: RootOpt = None, quiet: QuietOpt = False, predictions: PredOpt = None,
         chunks: ChunksOpt = None, k: KOpt = None,
         apply_gate: Annotated[bool, typer.Option(
-            "--gate", help="Then apply the config's gate: exit 1 when a bar is missed.")] = False,
+            "--gate", help="Then apply the config's gate: exit 1 when it fails.")] = False,
         ) -> None:
     """Evaluate the configured pipeline (or a predictions file) and write the run folder."""
-    from .report.summary import print_summary, totals_line
+    from .report.summary import print_summary
     from .run import run_evaluation
 
-    result = _guard(lambda: run_evaluation(_load(config, predictions, chunks, k), run_id=run_id,
-                                           force=force, output_root=output_root,
-                                           progress=not quiet))
+    result, run_dir = _guard(lambda: run_evaluation(
+        _load(config, predictions, chunks, k), run_id=run_id, force=force,
+        output_root=output_root, progress=not quiet))
     if not quiet:
-        print_summary(result.metrics, result.questions, out)
-    out.print(totals_line(result.metrics["checks"]), highlight=False)
-    stale = result.metrics["provenance"]["index"]["stale"]
+        print_summary(result, out)
+    out.print(escape(result.totals.line()))
+    stale = result.metrics.provenance.index.get("stale")
     if stale:
-        err.print(f"[yellow]warning:[/] the index is stale ({stale}); rebuild it with "
+        err.print(f"[yellow]warning:[/] the index is stale ({escape(stale)}); rebuild it with "
                   "`ragassay index --if-stale`")
-    err.print(f"run {result.run_id} → {result.run_dir}")
-    failed = result.metrics["counts"]["answerer_errors"]
+    err.print(f"run {escape(result.run_id)} → {escape(str(run_dir))}")
+    failed = result.metrics.counts.answerer_errors
     if failed:
         err.print(f"[red]error:[/] {failed} questions not measured: the answerer call failed "
-                  "(see failure_cases.jsonl); rerun to resume from the cache")
-        raise typer.Exit(3)
-    if apply_gate and not _gate(result.run_dir, None, config, None, None):
-        raise typer.Exit(1)
+                  "(see answers.jsonl, not_measured); rerun to resume from the cache")
+        raise typer.Exit(NOT_MEASURED)
+    if apply_gate and not _gate(run_dir, None, config, None, None):
+        raise typer.Exit(GATE_FAILED)
 
 
 def _gate(run_dir: Path, bars_text: list[str] | None, config: Path | None,
           baseline: Path | None, junit: Path | None, fail_on_regression: bool = True) -> bool:
     """Check a run against its bars (and a baseline); print one line per outcome."""
-    import json
-
     from .config import load_config
-    from .gate import evaluate_gate, format_result, parse_bar_text, parse_gate, run_metric_names
-    from .gate import write_junit as save_junit
+    from .gate import (
+        GateConfig,
+        evaluate_gate,
+        format_result,
+        parse_bar_text,
+        parse_gate_config,
+        write_junit,
+    )
+    from .runfolder import read_run
 
     def go() -> Any:
-        known = run_metric_names(run_dir)
-        k = None
+        run = read_run(run_dir)
+        known = list(run.metrics.means())
         if bars_text:
-            bars = [parse_bar_text(t, known_metrics=known) for t in bars_text]
+            options = GateConfig([parse_bar_text(t, known_metrics=known) for t in bars_text])
         else:
-            metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
-            cfg_path = config or metrics["provenance"].get("config_path")
+            cfg_path = config or run.metrics.provenance.config_path
             if not cfg_path:
                 raise InputError(run_dir, "no bars: pass --bar or --config with a `gate:` mapping")
-            bars = parse_gate(load_config(cfg_path).gate, source=cfg_path, known_metrics=known)
-            k = metrics.get("checks", {}).get("k")
-        result = evaluate_gate(run_dir, bars, baseline_dir=baseline,
-                               fail_on_regression=fail_on_regression,
-                               found_metric=f"hit_at_{k}" if not bars_text and k else None)
+            options = parse_gate_config(load_config(cfg_path).gate, source=cfg_path,
+                                        known_metrics=known)
+        base = read_run(baseline) if baseline is not None else None
+        result = evaluate_gate(run, options, baseline=base, fail_on_regression=fail_on_regression,
+                               run_dir=run_dir, baseline_dir=baseline)
         if junit is not None:
-            save_junit(result, run_dir, junit)
+            write_junit(result, junit)
         return result
 
     result = _guard(go)
     for line in format_result(result):
-        out.print(line, highlight=False, soft_wrap=True)
+        out.print(escape(line), soft_wrap=True)
     return bool(result.passed)
 
 
@@ -175,7 +202,7 @@ def gate(run_dir: Annotated[Path, typer.Argument(help="The run folder to check."
              help="A regression against the baseline fails the gate.")] = True) -> None:
     """Exit 1 when the run misses a bar or regresses against a baseline; 0 otherwise."""
     if not _gate(run_dir, bar, config, baseline, junit, fail_on_regression):
-        raise typer.Exit(1)
+        raise typer.Exit(GATE_FAILED)
 
 
 @app.command()
@@ -189,14 +216,14 @@ def sweep(config: ConfigOpt,
     """Evaluate k = 1..N (and thresholds) in one call: table, sweep.json/md and a PNG plot."""
     from rich.table import Table
 
-    from .run import check_run_id
+    from .runfolder import check_run_id
     from .sweep import SWEEP_HEADER, parse_k_range, parse_thresholds, run_sweep, sweep_table
     from .sweep import write_sweep as save
 
     def go() -> tuple[list[dict[str, Any]], Path]:
         ks, thresholds = parse_k_range(k), parse_thresholds(threshold)
         cfg = _load(config, predictions, chunks)
-        check_run_id(sweep_id)
+        check_run_id(sweep_id, "--sweep-id")
         dest = Path(output_root or cfg.output_root) / sweep_id
         if dest.exists() and not force:
             raise InputError(dest, "already exists; choose another --sweep-id or pass --force")
@@ -274,12 +301,16 @@ def trec_eval(qrels: Annotated[Path, typer.Argument(help="TREC qrels: qid 0 doci
                   "-c", help="Score queries missing from the run as 0 (trec_eval -c).")] = False,
               ) -> None:
     """trec_eval-compatible evaluation of TREC files, printed in trec_eval's layout."""
-    from .metrics import evaluate
+    from .metrics import evaluate, parse_measures
     from .metrics.trec import format_results, read_qrels, read_run
 
     def go() -> str:
+        try:
+            measures = parse_measures(measure)
+        except ValueError as exc:
+            raise InputError("-m", str(exc)) from None
         q, r = read_qrels(qrels), read_run(run_file)
-        res = evaluate(q, r, measure, missing_queries="zero" if complete else "skip")
+        res = evaluate(q, r, measures, missing_queries="zero" if complete else "skip")
         return format_results(res, per_query=per_query)
 
     sys.stdout.write(_guard(go))
@@ -287,29 +318,31 @@ def trec_eval(qrels: Annotated[Path, typer.Argument(help="TREC qrels: qid 0 doci
 
 @app.command("export-trec")
 def export_trec(run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
-                out_dir: Annotated[Path, typer.Option("--out", help="Folder for the files.")]
+                out_dir: Annotated[Path | None, typer.Option(
+                    "--out", help="Folder for the files (default: RUN_DIR/trec).")] = None
                 ) -> None:
     """Write a run folder's rankings and gold as TREC `run.trec` and `qrels.trec`."""
     from .metrics.trec import write_qrels, write_run
-    from .schema import iter_jsonl
+    from .runfolder import read_run
+
+    dest = out_dir if out_dir is not None else run_dir / "trec"
 
     def go() -> None:
+        result = read_run(run_dir)
         run: dict[str, dict[str, float]] = {}
         qrels: dict[str, dict[str, int]] = {}
-        for _, row in iter_jsonl(run_dir / "retrieved_chunks.jsonl"):
-            hits = row["retrieved"]
+        for q in result.questions:
             # scores as given; without them, rank order becomes descending scores
-            run[row["question_id"]] = {
-                h["chunk_id"]: (h["score"] if h["score"] is not None else float(-h["rank"]))
-                for h in hits}
-            if row["gold_chunk_ids"]:
-                qrels[row["question_id"]] = dict.fromkeys(row["gold_chunk_ids"], 1)
-        out_dir.mkdir(parents=True, exist_ok=True)
-        write_run(run, out_dir / "run.trec", tag=run_dir.name)
-        write_qrels(qrels, out_dir / "qrels.trec")
+            run[q.question_id] = {h.chunk_id: h.score if h.score is not None else float(-h.rank)
+                                  for h in q.retrieved}
+            if q.gold_chunk_ids:
+                qrels[q.question_id] = dict.fromkeys(q.gold_chunk_ids, 1)
+        dest.mkdir(parents=True, exist_ok=True)
+        write_run(run, dest / "run.trec", tag="_".join(result.run_id.split()))
+        write_qrels(qrels, dest / "qrels.trec")
 
     _guard(go)
-    err.print(f"wrote {out_dir / 'run.trec'} and {out_dir / 'qrels.trec'}")
+    err.print(f"wrote {escape(str(dest / 'run.trec'))} and {escape(str(dest / 'qrels.trec'))}")
 
 
 @app.command("judge-check")
@@ -351,6 +384,10 @@ def report(run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
 
 def run_eval_main(argv: list[str] | None = None) -> None:
     """The contract command: `python -m eval.naive_rag.run_eval --config ... [--run-id ID]`."""
-    single = typer.Typer(add_completion=False)
+    args = list(argv if argv is not None else sys.argv[1:])
+    if "--debug" in args:
+        args.remove("--debug")
+        _debug_option(True)
+    single = typer.Typer(add_completion=False, help=HELP)
     single.command()(run)
-    single(args=argv if argv is not None else sys.argv[1:], prog_name="run_eval")
+    single(args=args, prog_name="run_eval")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -118,8 +119,8 @@ class EvalConfig(_Strict):
     # Bring your own system: its predictions, and optionally a plain chunk file as evidence.
     predictions_path: Path | None = None
     chunks_path: Path | None = None
-    questions_path: Path
-    gold_evidence_path: Path
+    questions_path: Path | None = None  # required for a run (checked by check_contract)
+    gold_evidence_path: Path | None = None
     output_root: Path = Path("experiments/runs")
     seed: int = 0
     pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
@@ -179,11 +180,44 @@ def _error(path: Path, lines: dict[str, int], field: str, message: str) -> Input
     return InputError(path, message, line=lines.get(probe), field=field)
 
 
-def load_config(path: str | Path) -> EvalConfig:
-    """Read and check an evaluation config; errors name the file, line and field."""
+# Keys that hold paths: a relative path written in a config is relative to the config's folder.
+PATH_KEYS = ("index_dir", "source_dir", "predictions_path", "chunks_path", "questions_path",
+             "gold_evidence_path", "output_root", "answerer.cache_dir", "judge.cache_dir")
+
+
+def _resolve_paths(data: dict[str, Any], base: Path) -> None:
+    for dotted in PATH_KEYS:
+        *parents, key = dotted.split(".")
+        node: Any = data
+        for part in parents:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict) and isinstance(node.get(key), str) and node[key]:
+            value = Path(node[key]).expanduser()
+            node[key] = str(value if value.is_absolute()
+                            else Path(os.path.normpath(base / value)))
+
+
+def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> EvalConfig:
+    """Read and check an evaluation config; errors name the file, line and field.
+
+    Relative paths in the file are relative to the file's folder. ``overrides`` (dotted
+    keys such as ``pipeline.top_k``; a value of None removes the key) are applied before
+    the config is checked, as given (command-line paths are relative to the working folder).
+    """
     p = Path(path)
     data = read_yaml(p)
     lines = _key_lines(p)
+    _resolve_paths(data, p.parent)
+    for dotted, value in (overrides or {}).items():
+        *parents, key = dotted.split(".")
+        node = data
+        for part in parents:
+            child = node.get(part)
+            node = node.setdefault(part, {}) if not isinstance(child, dict) else child
+        if value is None:
+            node.pop(key, None)
+        else:
+            node[key] = str(value) if isinstance(value, Path) else value
     try:
         cfg = EvalConfig.model_validate(data)
     except ValidationError as exc:
@@ -199,6 +233,9 @@ def load_config(path: str | Path) -> EvalConfig:
 def check_contract(cfg: EvalConfig, path: Path, lines: dict[str, int] | None = None) -> None:
     """Refuse a config that is not what its pipeline name promises."""
     lines = lines or {}
+    for key in ("questions_path", "gold_evidence_path"):
+        if getattr(cfg, key) is None:
+            raise _error(path, lines, key, f"give {key}")
     if cfg.index_dir is None and cfg.chunks_path is None:
         raise _error(path, lines, "index_dir", "give index_dir (or chunks_path with "
                      "predictions_path to score another system's predictions)")

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .checks import Checks
 from .config import DiagnoseConfig
 from .gold import QuestionGold
 from .index import Index
@@ -83,6 +84,9 @@ class Case:
     retrieval: dict[str, Any]  # per-question retrieval metrics (None without gold)
     top_k: int
     index: Index
+    checks: Checks = field(default_factory=Checks)
+    # Metrics the config asks for that the system's output kept from being measured.
+    missing: dict[str, str] = field(default_factory=dict)
     index_ranks: dict[str, int] = field(default_factory=dict)  # gold id -> rank among all chunks
     _repeated: dict[str, set[str]] = field(default_factory=dict, repr=False)
 
@@ -110,10 +114,8 @@ class Case:
 
     @property
     def failing(self) -> bool:
-        """Some measurable failure: retrieval miss, wrong or ungrounded answer."""
-        s = self.answer_scores
-        missed = bool(self.gold_ids) and not set(self.gold_ids) <= set(self.ranked[: self.top_k])
-        return missed or s.get("correct") == 0 or s.get("groundedness") == 0
+        """Some check failed (found, grounded or right; see :mod:`ragassay.checks`)."""
+        return not self.checks.passed
 
     def text(self, chunk_id: str) -> str:
         return self.index.chunk(chunk_id).text if self.index.has(chunk_id) else ""
@@ -509,17 +511,11 @@ def no_gold_evidence(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
 
 
 def metric_missing(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
-    """An answerable question for which a core metric could not be measured, with the reason."""
-    if not case.question.answerable:
-        return None
-    missing = {}
-    if case.retrieval.get("rank") is None:
-        missing["retrieval"] = "no usable gold evidence"
-    if case.answer_scores.get("correct") is None:
-        missing["correct"] = "question has no must_contain"
-    if case.answer_scores.get("answer_relevancy") is None:
-        missing["answer_relevancy"] = "question has no expected_terms"
-    return {"missing": missing} if missing else None
+    """A metric the config asks for could not be measured because of the system's output
+    (e.g. a supported answer that cites nothing has no citation accuracy), with the reason.
+    Fields the data set does not have (no ``expected_terms``) are not failures: the run
+    reports them once as not applicable."""
+    return {"missing": dict(case.missing)} if case.missing else None
 
 
 DETECTORS: dict[str, Detector] = {

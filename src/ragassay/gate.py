@@ -2,39 +2,32 @@
 
 A *bar* is a value with a canonical text form (``recall_at_5 >= 0.8``), parsed from the
 config's ``gate:`` mapping or from a command-line option. The gate passes when every bar
-holds on the run's mean and, with a baseline run and ``fail_on_regression``, no question
-flips from pass to fail.
+holds on the run's mean, at most ``allow_missing`` questions (default 0) have no result,
+and, with a baseline run and ``fail_on_regression``, no question flips from pass to fail.
 
-A question passes when none of its checks fails:
-
-- answerable: ``found`` (``hit_at_k`` for the smallest k the run measured per question, or
-  ``rank > 0`` when it measured none), ``grounded`` (``groundedness == 1``) and ``right``
-  (``correct == 1``);
-- unanswerable: ``right`` only (``correct == 1``, i.e. it was declined).
-
-A check whose score is None (not measured) does not fail; a bar whose mean is None does.
+A question passes when none of the checks it recorded fails (found / grounded / right,
+defined once in :mod:`ragassay.checks`); a check that is None does not fail; a bar whose
+mean is None does.
 """
 
 from __future__ import annotations
 
 import difflib
 import math
-import os
 import re
-import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .runfolder import GROUPS, read_metrics, read_rows
+from .checks import CHECKS, Checks, question_checks
+from .jsonio import write_bytes
+from .runfolder import RunResult
 from .schema import InputError
 
 Op = Literal[">=", ">", "<=", "<", "=="]
 OPERATORS: tuple[Op, ...] = (">=", ">", "<=", "<", "==")
-CHECKS = ("found", "grounded", "right")
-# Metric groups of metrics.json that bars may name, searched in this order.
 # Values this close to a threshold count as equal to it, so float noise in a mean
 # (0.7999999999999999 for 0.8) never decides a bar.
 REL_TOL = 1e-9
@@ -43,7 +36,6 @@ ABS_TOL = 1e-9
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _EXPR = re.compile(rf"^\s*(>=|<=|==|>|<)\s*({_NUMBER})\s*$")
 _BAR_TEXT = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(.*)$", re.S)
-_HIT = re.compile(r"^hit_at_([1-9][0-9]*)$")
 # Characters XML 1.0 cannot hold at all; a stray control character in a question must not
 # make the whole report unreadable to the CI system.
 _XML_INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -152,161 +144,41 @@ def parse_gate(mapping: Mapping[str, Any], *, source: str | Path,
             for metric, expr in mapping.items()]
 
 
-# --- reading a run folder ----------------------------------------------------------------
+# --- options ----------------------------------------------------------------------------
+
+JunitQuestions = Literal["flips", "strict"]
+OPTIONS = ("allow_missing", "junit_questions")
 
 
 @dataclass(frozen=True)
-class QuestionOutcome:
-    """The three checks of one question; a check absent from ``checks`` does not apply."""
+class GateConfig:
+    """A config's ``gate:`` mapping: bars, plus the options ``allow_missing`` (how many
+    questions may be without a result; default 0) and ``junit_questions`` (``flips``: a
+    question fails only when it went pass→fail against the baseline; ``strict``: every
+    failing question fails the gate)."""
 
-    question_id: str
-    question: str
-    answerable: bool
-    topic: str | None
-    checks: dict[str, bool | None]  # True pass, False fail, None not measured
-    groundedness_reason: str = ""
-
-    @property
-    def failed_checks(self) -> tuple[str, ...]:
-        return tuple(c for c in CHECKS if self.checks.get(c) is False)
-
-    @property
-    def passed(self) -> bool:
-        return not self.failed_checks
+    bars: list[Bar]
+    allow_missing: int = 0
+    junit_questions: JunitQuestions = "flips"
 
 
-@dataclass(frozen=True)
-class RunData:
-    """What the gate needs from a run folder."""
-
-    run_dir: Path
-    run_id: str
-    means: dict[str, float | None]  # every metric of the retrieval then answer groups
-    ns: dict[str, int]
-    questions: list[QuestionOutcome]
-    found_metric: str  # "hit_at_<k>" or "rank"
-
-
-def _real(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def run_metric_names(run_dir: Path) -> list[str]:
-    """The metric names a bar may name: the run's retrieval group, then its answer group."""
-    data = read_metrics(run_dir)
-    return _metric_names(data)
-
-
-def _metric_names(data: dict[str, Any]) -> list[str]:
-    names: list[str] = []
-    for group in GROUPS:
-        names.extend(n for n in data[group] if n not in names)
-    return names
-
-
-def _dict_field(path: Path, line: int, row: dict[str, Any], name: str) -> dict[str, Any]:
-    value = row.get(name)
-    if not isinstance(value, dict):
-        raise InputError(path, "expected an object", line=line, field=name)
-    return value
-
-
-def _is_one(path: Path, line: int, scores: dict[str, Any], name: str, where: str) -> bool | None:
-    """``scores[name] == 1``, None when not measured; refuses a non-number."""
-    value = scores.get(name)
-    if value is None:
-        return None
-    if not (_real(value) or isinstance(value, bool)):
-        raise InputError(path, f"expected a number or null, got {value!r}", line=line,
-                         field=f"{where}.{name}")
-    return bool(value == 1)
-
-
-def pick_found_metric(metric_rows: Iterable[dict[str, Any]]) -> str:
-    """``hit_at_<k>`` for the smallest k present in the per-question metrics, else ``rank``."""
-    ks = {int(m.group(1)) for row in metric_rows for key in row
-          if (m := _HIT.match(key)) is not None}
-    return f"hit_at_{min(ks)}" if ks else "rank"
-
-
-def _found(path: Path, line: int, metrics: dict[str, Any], found_metric: str) -> bool | None:
-    """The ``found`` check; without the hit column, ``0 < rank <= k`` (hit policy ``any``)."""
-    if found_metric != "rank" and found_metric in metrics:
-        return _is_one(path, line, metrics, found_metric, "metrics")
-    rank = metrics.get("rank")
-    if rank is None:
-        return None
-    if not _real(rank):
-        raise InputError(path, f"expected a number or null, got {rank!r}", line=line,
-                         field="metrics.rank")
-    if found_metric == "rank":
-        return rank > 0
-    k = int(found_metric.removeprefix("hit_at_"))
-    return 0 < rank <= k
-
-
-def load_run(run_dir: Path, *, found_metric: str | None = None) -> RunData:
-    """Read a run folder for the gate.
-
-    ``found_metric`` fixes the ``found`` check (pass the run's when reading its baseline,
-    so both are judged alike); by default it is picked from this run's rows.
-    Raises :class:`InputError` naming the file for a missing or malformed file.
-    """
-    run_dir = Path(run_dir)
-    data = read_metrics(run_dir)
-    means: dict[str, float | None] = {}
-    ns: dict[str, int] = {}
-    for group in GROUPS:
-        for name, agg in data[group].items():
-            if name not in means:
-                means[name] = None if agg["mean"] is None else float(agg["mean"])
-                n = agg.get("n")
-                ns[name] = n if isinstance(n, int) and not isinstance(n, bool) else 0
-
-    answers_path = run_dir / "answers.jsonl"
-    retrieved_path = run_dir / "retrieved_chunks.jsonl"
-    answers = read_rows(answers_path)
-    retrieved = read_rows(retrieved_path)
-    for qid in answers:
-        if qid not in retrieved:
-            raise InputError(retrieved_path, f"no row for question {qid!r} of answers.jsonl")
-    for qid, (line, _) in retrieved.items():
-        if qid not in answers:
-            raise InputError(retrieved_path, f"question {qid!r} has no row in answers.jsonl",
-                             line=line)
-    metric_rows = {qid: _dict_field(retrieved_path, line, row, "metrics")
-                   for qid, (line, row) in retrieved.items()}
-    if found_metric is None:
-        found_metric = pick_found_metric(metric_rows.values())
-
-    questions = []
-    for qid, (line, row) in answers.items():
-        answerable = row.get("answerable")
-        if not isinstance(answerable, bool):
-            raise InputError(answers_path, "expected true or false", line=line,
-                             field="answerable")
-        scores = _dict_field(answers_path, line, row, "scores")
-        right = _is_one(answers_path, line, scores, "correct", "scores")
-        checks: dict[str, bool | None] = {"right": right}
-        if answerable:
-            r_line = retrieved[qid][0]
-            checks = {
-                "found": _found(retrieved_path, r_line, metric_rows[qid], found_metric),
-                "grounded": _is_one(answers_path, line, scores, "groundedness", "scores"),
-                "right": right,
-            }
-        topic = row.get("topic", retrieved[qid][1].get("topic"))
-        questions.append(QuestionOutcome(
-            question_id=qid,
-            question=str(row.get("question", retrieved[qid][1].get("question", ""))),
-            answerable=answerable,
-            topic=topic if isinstance(topic, str) and topic else None,
-            checks=checks,
-            groundedness_reason=str(scores.get("groundedness_reason") or ""),
-        ))
-    run_id = data.get("run_id")
-    return RunData(run_dir, run_id if isinstance(run_id, str) else run_dir.name, means, ns,
-                   questions, found_metric)
+def parse_gate_config(mapping: Mapping[str, Any], *, source: str | Path,
+                      known_metrics: Iterable[str]) -> GateConfig:
+    """Split a ``gate:`` mapping into its options and its bars (in the mapping's order)."""
+    if not isinstance(mapping, Mapping):
+        raise InputError(source, "expected a mapping of metric: \"<op> <number>\", e.g. "
+                         "recall_at_5: \">= 0.8\"", field="gate")
+    allow = mapping.get("allow_missing", 0)
+    if isinstance(allow, bool) or not isinstance(allow, int) or allow < 0:
+        raise InputError(source, f"expected a whole number >= 0, got {allow!r}",
+                         field="gate.allow_missing")
+    junit = mapping.get("junit_questions", "flips")
+    if junit not in ("flips", "strict"):
+        raise InputError(source, f"expected flips or strict, got {junit!r}",
+                         field="gate.junit_questions")
+    bars = parse_gate({m: e for m, e in mapping.items() if m not in OPTIONS}, source=source,
+                      known_metrics=known_metrics)
+    return GateConfig(bars, allow, junit)
 
 
 # --- evaluating ----------------------------------------------------------------------------
@@ -341,20 +213,34 @@ class Flip:
 
 @dataclass
 class GateResult:
-    """The gate's verdict; ``passed`` = every bar holds and (with a baseline and
-    ``fail_on_regression``) no question flipped pass→fail."""
+    """The gate's verdict; ``passed`` = every bar holds, at most ``allow_missing`` questions
+    are without a result, (with a baseline and ``fail_on_regression``) no question flipped
+    pass→fail, and (with ``junit_questions: strict``) every question passes."""
 
     passed: bool
     bars: list[BarResult]
+    run: RunResult
     regressions: list[Flip] = field(default_factory=list)
     fixes: list[Flip] = field(default_factory=list)
     only_in_run: list[str] = field(default_factory=list)
     only_in_baseline: list[str] = field(default_factory=list)
-    run_id: str = ""
+    not_measured: list[str] = field(default_factory=list)
     baseline_id: str | None = None
     fail_on_regression: bool = True
-    found_metric: str = "rank"
-    questions: list[QuestionOutcome] = field(default_factory=list)
+    options: GateConfig = field(default_factory=lambda: GateConfig([]))
+
+    @property
+    def run_id(self) -> str:
+        return self.run.run_id
+
+    @property
+    def failing_questions(self) -> list[str]:
+        return [q.question_id for q in self.run.questions if q.measured and not q.checks.passed]
+
+    @property
+    def found(self) -> str:
+        t = self.run.totals
+        return f"hit_at_{t.k} (hit policy {t.hit_policy})"
 
 
 def _value_text(value: float, bar: Bar) -> str:
@@ -374,64 +260,86 @@ def check_bar(bar: Bar, value: float | None, n: int = 0,
                      baseline_value)
 
 
-def _flips(run: RunData, base: RunData) -> tuple[list[Flip], list[Flip], list[str], list[str]]:
-    before = {q.question_id: q for q in base.questions}
+def _baseline_checks(run: RunResult, base: RunResult, base_dir: Path | None) -> dict[str, Checks]:
+    """The baseline's checks at the run's k and hit policy (the same definition, recomputed
+    from the baseline's stored metrics when it was measured at another k)."""
+    k, policy = run.totals.k, run.totals.hit_policy
+    where = (base_dir or Path(base.run_id)) / "metrics.json"
+    if base.totals.hit_policy != policy:
+        raise InputError(where, f"the baseline counts found with hit policy "
+                         f"{base.totals.hit_policy!r}, the run with {policy!r}: not comparable",
+                         field="checks.hit_policy")
+    if base.totals.k == k:
+        return {q.question_id: q.checks for q in base.questions}
+    out = {}
+    for q in base.questions:
+        if q.measured and q.answerable and q.gold_chunk_ids and f"hit_at_{k}" not in q.retrieval:
+            raise InputError(where, f"the baseline was judged at k={base.totals.k} and holds no "
+                             f"hit_at_{k}; rerun it with --k {k}", field="checks.k")
+        out[q.question_id] = question_checks(answerable=q.answerable, retrieval=q.retrieval,
+                                             scores=q.scores, k=k) if q.measured else q.checks
+    return out
+
+
+def _flips(run: RunResult, base: RunResult, before: dict[str, Checks]
+           ) -> tuple[list[Flip], list[Flip], list[str], list[str]]:
     run_ids = {q.question_id for q in run.questions}
     regressions, fixes, only_in_run = [], [], []
-    for q in run.questions:  # the run's file order: deterministic and readable (q01, q02 ...)
+    for q in run.questions:  # the run's order: deterministic and readable (q01, q02 ...)
         old = before.get(q.question_id)
         if old is None:
             only_in_run.append(q.question_id)
-        elif old.passed and not q.passed:
-            moved = tuple(c for c in q.failed_checks if c not in old.failed_checks)
+        elif old.passed and not q.checks.passed:
+            moved = tuple(c for c in q.checks.failed if c not in old.failed)
             regressions.append(Flip(q.question_id, moved, q.question))
-        elif q.passed and not old.passed:
-            moved = tuple(c for c in old.failed_checks if c not in q.failed_checks)
+        elif q.checks.passed and not old.passed:
+            moved = tuple(c for c in old.failed if c not in q.checks.failed)
             fixes.append(Flip(q.question_id, moved, q.question))
     only_in_base = [q.question_id for q in base.questions if q.question_id not in run_ids]
     return regressions, fixes, only_in_run, only_in_base
 
 
-def evaluate_gate(run_dir: Path, bars: list[Bar], *, baseline_dir: Path | None = None,
-                  fail_on_regression: bool = True, found_metric: str | None = None) -> GateResult:
-    """Check ``bars`` on the run in ``run_dir``, and compare it question by question with
-    the run in ``baseline_dir`` when given.
+def evaluate_gate(run: RunResult, bars: list[Bar] | GateConfig, *,
+                  baseline: RunResult | None = None, fail_on_regression: bool = True,
+                  run_dir: Path | None = None, baseline_dir: Path | None = None) -> GateResult:
+    """Check the bars (and options) on a run, and compare it question by question with a
+    baseline run when given, by the checks each question recorded.
 
-    ``found_metric`` (``hit_at_<k>`` or ``rank``) overrides the ``found`` check, which is
-    by default ``hit_at_k`` for the smallest k in the run's rows; the baseline is judged
-    with the same one. A bar on a metric the run does not hold is bad input
-    (:class:`InputError`, with the nearest names); so is a gate with no bar and no
-    baseline, which could only pass.
+    A bar on a metric the run does not hold is bad input (:class:`InputError`, with the
+    nearest names); so is a gate with no bar and no baseline, which could only pass.
     """
-    if found_metric is not None and found_metric != "rank" and not _HIT.match(found_metric):
-        raise ValueError(f"found_metric must be 'hit_at_<k>' or 'rank', got {found_metric!r}")
-    run = load_run(Path(run_dir), found_metric=found_metric)
-    known = list(run.means)
-    for bar in bars:
-        if bar.metric not in run.means:
-            raise InputError(Path(run_dir) / "metrics.json", _unknown_metric(bar.metric, known),
+    options = bars if isinstance(bars, GateConfig) else GateConfig(list(bars))
+    means = run.metrics.means()
+    where = (run_dir or Path(run.run_id)) / "metrics.json"
+    for bar in options.bars:
+        if bar.metric not in means:
+            raise InputError(where, _unknown_metric(bar.metric, list(means)),
                              field=f"gate.{bar.metric}")
-    if not bars and baseline_dir is None:
-        raise InputError(run_dir, "nothing to check: give at least one bar (config `gate:` or "
-                         "--bar) or a baseline run", field="gate")
-    base = None if baseline_dir is None else load_run(Path(baseline_dir),
-                                                       found_metric=run.found_metric)
-    results = [check_bar(b, run.means[b.metric], run.ns.get(b.metric, 0),
-                         None if base is None else base.means.get(b.metric)) for b in bars]
+    if not options.bars and baseline is None and options.junit_questions != "strict":
+        raise InputError(run_dir or run.run_id, "nothing to check: give at least one bar "
+                         "(config `gate:` or --bar) or a baseline run", field="gate")
+    base_means = baseline.metrics.means() if baseline is not None else {}
+    results = [check_bar(b, means[b.metric].mean, means[b.metric].n,
+                         base_means[b.metric].mean if b.metric in base_means else None)
+               for b in options.bars]
     regressions: list[Flip] = []
     fixes: list[Flip] = []
     only_run: list[str] = []
     only_base: list[str] = []
-    if base is not None:
-        regressions, fixes, only_run, only_base = _flips(run, base)
-    passed = all(r.passed for r in results) and not (fail_on_regression and regressions)
-    return GateResult(
-        passed=passed, bars=results, regressions=regressions, fixes=fixes,
-        only_in_run=only_run, only_in_baseline=only_base, run_id=run.run_id,
-        baseline_id=None if base is None else base.run_id,
-        fail_on_regression=fail_on_regression, found_metric=run.found_metric,
-        questions=run.questions,
-    )
+    if baseline is not None:
+        before = _baseline_checks(run, baseline, baseline_dir)
+        regressions, fixes, only_run, only_base = _flips(run, baseline, before)
+    not_measured = [q.question_id for q in run.questions if not q.measured]
+    result = GateResult(
+        passed=False, bars=results, run=run, regressions=regressions, fixes=fixes,
+        only_in_run=only_run, only_in_baseline=only_base, not_measured=not_measured,
+        baseline_id=None if baseline is None else baseline.run_id,
+        fail_on_regression=fail_on_regression, options=options)
+    result.passed = (all(r.passed for r in results)
+                     and not (fail_on_regression and regressions)
+                     and len(not_measured) <= options.allow_missing
+                     and not (options.junit_questions == "strict" and result.failing_questions))
+    return result
 
 
 # --- text ------------------------------------------------------------------------------
@@ -459,6 +367,11 @@ def _summary(result: GateResult) -> str:
         parts = [f"{violated} of {_count(total, 'bar', 'bars')} violated"]
     else:
         parts = [f"{_count(total, 'bar', 'bars')} ok"]
+    if result.not_measured:
+        n = _count(len(result.not_measured), "question", "questions")
+        parts.append(f"{n} not measured (allowed: {result.options.allow_missing})")
+    if result.options.junit_questions == "strict":
+        parts.append(f"{len(result.failing_questions)} failing questions (strict)")
     if result.baseline_id is not None:
         regs = _count(len(result.regressions), "regression", "regressions")
         if result.regressions and not result.fail_on_regression:
@@ -476,6 +389,12 @@ def format_result(result: GateResult) -> list[str]:
     lines += [f"REGRESSION {f.question_id}: {', '.join(f.checks)} pass→fail"
               for f in result.regressions]
     lines += [f"fixed      {f.question_id}: {', '.join(f.checks)} fail→pass" for f in result.fixes]
+    if result.not_measured:
+        over = len(result.not_measured) > result.options.allow_missing
+        lines.append(f"{'FAIL' if over else 'note'} not measured: "
+                     + ", ".join(result.not_measured))
+    if result.options.junit_questions == "strict" and result.failing_questions:
+        lines.append(f"FAIL failing questions (strict): {', '.join(result.failing_questions)}")
     for ids, where in ((result.only_in_run, "this run"), (result.only_in_baseline, "the baseline")):
         if ids:
             lines.append(f"note: {_count(len(ids), 'question', 'questions')} only in {where}: "
@@ -536,6 +455,12 @@ def _gate_cases(result: GateResult) -> list[ET.Element]:
             detail = "" if r.baseline_value is None else f"baseline {r.baseline_value!r}"
             _outcome(case, "failure", r.reason, detail, "threshold")
         cases.append(case)
+    allowed = result.options.allow_missing
+    case = _case("gate", f"every question measured (allowed missing: {allowed})")
+    if len(result.not_measured) > allowed:
+        _outcome(case, "failure", f"{len(result.not_measured)} questions not measured: "
+                 + ", ".join(result.not_measured), kind="not_measured")
+    cases.append(case)
     if result.baseline_id is not None:
         case = _case("gate", f"no regressions vs baseline {result.baseline_id}")
         if result.regressions:
@@ -551,35 +476,35 @@ def _gate_cases(result: GateResult) -> list[ET.Element]:
     return cases
 
 
-def _failure_types(run_dir: Path) -> dict[str, list[str]]:
-    path = Path(run_dir) / "failure_cases.jsonl"
-    out: dict[str, list[str]] = {}
-    for qid, (line, row) in read_rows(path).items():
-        types = row.get("failure_types", [])
-        if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
-            raise InputError(path, "expected a list of labels", line=line, field="failure_types")
-        out[qid] = types
-    return out
-
-
-def _question_cases(result: GateResult, run_dir: Path) -> list[ET.Element]:
-    types = _failure_types(run_dir)
+def _question_cases(result: GateResult) -> list[ET.Element]:
+    """One case per question. It fails only when it decides the gate: a pass→fail flip
+    against the baseline (with ``fail_on_regression``), or any failing check with
+    ``junit_questions: strict``. Other failing checks are reported in ``system-out``."""
+    flipped = {f.question_id: f for f in result.regressions} if result.fail_on_regression else {}
+    strict = result.options.junit_questions == "strict"
+    found = result.found
     cases = []
-    for q in result.questions:
+    for q in result.run.questions:
         case = _case(q.topic or "questions", f"{q.question_id}: {_short(q.question)}")
-        failed = q.failed_checks
-        if failed:
-            parts = [f"failed: {', '.join(failed)}"]
-            if q.groundedness_reason:
-                parts.append(f"groundedness: {q.groundedness_reason}")
-            if types.get(q.question_id):
-                parts.append(f"failure types: {', '.join(types[q.question_id])}")
-            checks = " ".join(f"{c}={_check_text(v)}" for c, v in q.checks.items())
-            text = (f"{q.question_id}: {q.question}\n"
-                    f"checks: {checks} (found = {result.found_metric})")
+        checks = " ".join(f"{c}={_check_text(getattr(q.checks, c))}" for c in CHECKS)
+        parts = []
+        if q.checks.failed:
+            parts.append(f"failed: {', '.join(q.checks.failed)}")
+        reason = q.scores.get("groundedness_reason")
+        if reason:
+            parts.append(f"groundedness: {reason}")
+        if q.failures:
+            parts.append(f"failure types: {', '.join(q.failures)}")
+        text = f"{q.question_id}: {q.question}\nchecks: {checks} (found = {found})"
+        if not q.measured:
+            _outcome(case, "skipped", f"not measured: {q.not_measured}")
+        elif q.question_id in flipped:
+            _outcome(case, "failure", f"regression ({', '.join(flipped[q.question_id].checks)} "
+                     "pass→fail); " + "; ".join(parts), text, "regression")
+        elif strict and q.checks.failed:
             _outcome(case, "failure", "; ".join(parts), text, "question")
-        elif all(v is None for v in q.checks.values()):
-            _outcome(case, "skipped", f"not measured: {', '.join(q.checks)}")
+        elif parts:
+            ET.SubElement(case, "system-out").text = _xml_text("; ".join(parts) + "\n" + text)
         cases.append(case)
     return cases
 
@@ -588,18 +513,19 @@ def _check_text(value: bool | None) -> str:
     return "not-measured" if value is None else ("pass" if value else "fail")
 
 
-def render_junit(result: GateResult, run_dir: Path) -> bytes:
-    """The JUnit XML document (UTF-8 bytes): suite ``ragassay.gate`` (one case per bar, plus
-    one for regressions when a baseline was given) and suite ``ragassay.questions`` (one case
-    per question of the run). No timestamps or timings, so equal inputs give equal bytes."""
+def render_junit(result: GateResult) -> bytes:
+    """The JUnit XML document (UTF-8 bytes): suite ``ragassay.gate`` (one case per bar, one
+    for measured questions, one for regressions when a baseline was given) and suite
+    ``ragassay.questions`` (one case per question). A passing gate has zero failures. No
+    timestamps or timings, so equal inputs give equal bytes."""
     root = ET.Element("testsuites", {"name": "ragassay"})
-    props = {"run_id": result.run_id, "found": result.found_metric}
+    props = {"run_id": result.run_id, "found": result.found}
     if result.baseline_id is not None:
         props["baseline_id"] = result.baseline_id
     totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     for key, n in _suite(root, "ragassay.gate", _gate_cases(result), props).items():
         totals[key] += n
-    for key, n in _suite(root, "ragassay.questions", _question_cases(result, run_dir)).items():
+    for key, n in _suite(root, "ragassay.questions", _question_cases(result)).items():
         totals[key] += n
     for key, n in totals.items():
         root.set(key, str(n))
@@ -608,17 +534,6 @@ def render_junit(result: GateResult, run_dir: Path) -> bytes:
     return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
 
 
-def write_junit(result: GateResult, run_dir: Path, path: Path) -> None:
-    """Write :func:`render_junit` to ``path`` through a temporary file and ``os.replace``,
-    so a CI system never reads a half-written report."""
-    data = render_junit(result, run_dir)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def write_junit(result: GateResult, path: Path) -> Path:
+    """Write :func:`render_junit` to ``path`` atomically (a CI system never reads half)."""
+    return write_bytes(path, render_junit(result))

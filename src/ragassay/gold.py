@@ -9,7 +9,7 @@ question as an evaluation failure instead of silently scoring it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -74,17 +74,28 @@ def load_questions(path: str | Path) -> list[Question]:
 
 def load_gold(path: str | Path, questions: Sequence[Question]) -> dict[str, GoldRecord]:
     """Read gold evidence and check it against the questions (file:line errors)."""
+    return check_gold(read_jsonl(path, GoldRecord, key="question_id"), questions, path)
+
+
+def check_gold(records: Iterable[GoldRecord], questions: Sequence[Question],
+               source: str | Path = "gold") -> dict[str, GoldRecord]:
+    """Gold records by question id; gold for an unknown question, a duplicate, or evidence
+    for an unanswerable question is an :class:`InputError` at ``source`` (and line)."""
     by_id = {q.question_id: q for q in questions}
-    records = read_jsonl(path, GoldRecord, key="question_id")
+    out: dict[str, GoldRecord] = {}
     for rec in records:
         q = by_id.get(rec.question_id)
         if q is None:
-            raise InputError(path, f"gold for unknown question {rec.question_id!r} "
+            raise InputError(source, f"gold for unknown question {rec.question_id!r} "
                              "(not in the questions file)", line=line_of(rec), field="question_id")
+        if rec.question_id in out:
+            raise InputError(source, f"duplicate question_id {rec.question_id!r}",
+                             line=line_of(rec), field="question_id")
         if not q.answerable and rec.gold_evidence:
-            raise InputError(path, f"question {rec.question_id!r} is unanswerable but has gold "
-                             "evidence; use []", line=line_of(rec), field="gold_evidence")
-    return {rec.question_id: rec for rec in records}
+            raise InputError(source, f"question {rec.question_id!r} is unanswerable but has "
+                             "gold evidence; use []", line=line_of(rec), field="gold_evidence")
+        out[rec.question_id] = rec
+    return out
 
 
 def _holds(label: GoldEvidence, text: str) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .index import Index
@@ -10,27 +10,39 @@ from .schema import InputError, Prediction, Question, line_of, read_jsonl
 
 
 def load_predictions(path: str | Path, questions: Sequence[Question],
-                     index: Index) -> dict[str, Prediction]:
+                     store: Index) -> dict[str, Prediction]:
     """Read a predictions JSONL; every id it names must exist (file:line:field errors).
 
     A question without a prediction is not an error here: the run reports it as not measured.
     """
+    return check_predictions(read_jsonl(path, Prediction, key="question_id"), questions,
+                             store, path)
+
+
+def check_predictions(preds: Iterable[Prediction], questions: Sequence[Question], store: Index,
+                      source: str | Path = "predictions") -> dict[str, Prediction]:
+    """Predictions by question id; one for an unknown question, a duplicate, or an unknown
+    chunk among its hits or citations is an :class:`InputError` at ``source`` (and line)."""
     known = {q.question_id for q in questions}
-    preds = read_jsonl(path, Prediction, key="question_id")
+    out: dict[str, Prediction] = {}
     for pred in preds:
         line = line_of(pred)
         if pred.question_id not in known:
-            raise InputError(path, f"prediction for unknown question {pred.question_id!r}",
+            raise InputError(source, f"prediction for unknown question {pred.question_id!r}",
                              line=line, field="question_id")
+        if pred.question_id in out:
+            raise InputError(source, f"duplicate question_id {pred.question_id!r}", line=line,
+                             field="question_id")
         for i, hit in enumerate(pred.retrieved):
-            if not index.has(hit.chunk_id):
-                raise InputError(path, f"unknown chunk {hit.chunk_id!r}", line=line,
+            if not store.has(hit.chunk_id):
+                raise InputError(source, f"unknown chunk {hit.chunk_id!r}", line=line,
                                  field=f"retrieved.{i}.chunk_id")
         for i, cit in enumerate(pred.answer.citations):
-            if not index.has(cit.chunk_id):
-                raise InputError(path, f"citation of unknown chunk {cit.chunk_id!r}", line=line,
-                                 field=f"answer.citations.{i}.chunk_id")
-    return {p.question_id: p for p in preds}
+            if not store.has(cit.chunk_id):
+                raise InputError(source, f"citation of unknown chunk {cit.chunk_id!r}",
+                                 line=line, field=f"answer.citations.{i}.chunk_id")
+        out[pred.question_id] = pred
+    return out
 
 
 def context_of(pred: Prediction, k: int, threshold: float | None = None) -> list[str]:

@@ -1,65 +1,320 @@
-"""Reading a run folder back: `metrics.json` and the per-question JSONL files, checked."""
+"""The run record and the run folder: one schema, one writer, one reader.
+
+A :class:`RunResult` is what an evaluation produced: ``metrics`` (aggregates, totals,
+provenance) and one :class:`QuestionResult` per question. ``RunResult.write(folder)`` writes
+the folder atomically; :func:`read_run` reads one back into an equal ``RunResult``, checking
+every line against the same models (errors name file, line and field). Every command that
+reads a run (gate, report, compare, export-trec) goes through :func:`read_run`.
+
+Files: ``metrics.json`` (:class:`RunMetrics`, with ``schema_version``), and per question
+``retrieved_chunks.jsonl`` (:class:`RetrievedRow`), ``answers.jsonl`` (:class:`AnswerRow`) and,
+for a question with at least one failure label, ``failure_cases.jsonl`` (:class:`FailureRow`);
+``summary.md`` and ``report.html`` are rendered from the same record.
+"""
 
 from __future__ import annotations
 
 import json
-import math
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from .schema import InputError, iter_jsonl
+from pydantic import BaseModel, ConfigDict, Field
 
+from .checks import Checks, Totals
+from .jsonio import FolderWriter, json_text, jsonl_text, write_folder
+from .schema import Answer, InputError, iter_jsonl, parse_record
+
+SCHEMA_VERSION = 1
+METRICS_JSON = "metrics.json"
+RETRIEVED_JSONL = "retrieved_chunks.jsonl"
+ANSWERS_JSONL = "answers.jsonl"
+FAILURES_JSONL = "failure_cases.jsonl"
 GROUPS = ("retrieval", "answer")
 
 
-def _need_file(path: Path) -> Path:
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- metrics.json ----------------------------------------------------------------------
+
+
+class Aggregate(_Model):
+    """Mean over the questions where the metric was measured, with a bootstrap 95% CI;
+    ``missing`` questions were not measured, ``missing_reasons`` says why (reason → count)."""
+
+    mean: float | None
+    n: int
+    missing: int
+    ci_low: float | None
+    ci_high: float | None
+    missing_reasons: dict[str, int] = Field(default_factory=dict)
+
+
+class Counts(_Model):
+    questions: int
+    answerable: int
+    unanswerable: int
+    without_prediction: int
+    answerer_errors: int
+
+
+class Provenance(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    config_path: str | None = None
+    config_sha256: str = ""
+    inputs_sha256: dict[str, str] = Field(default_factory=dict)
+    index: dict[str, Any] = Field(default_factory=dict)
+    package: dict[str, str] = Field(default_factory=dict)
+    seed: int = 0
+
+
+class RunMetrics(_Model):
+    """``metrics.json``."""
+
+    schema_version: Literal[1]
+    run_id: str
+    mode: str
+    pipeline: dict[str, Any]
+    answerer: dict[str, Any]
+    counts: Counts
+    checks: Totals
+    retrieval: dict[str, Aggregate]
+    answer: dict[str, Aggregate]
+    # metric → {reason: questions} for fields the data set does not have (not failures).
+    not_applicable: dict[str, dict[str, int]] = Field(default_factory=dict)
+    failures: dict[str, Any]
+    cost: dict[str, Any]
+    gold: dict[str, Any]
+    provenance: Provenance
+    timings: dict[str, Any] = Field(default_factory=dict)
+
+    def means(self) -> dict[str, Aggregate]:
+        """Every aggregate, retrieval then answer (the names a gate bar may use)."""
+        return {**self.retrieval, **self.answer}
+
+
+# --- per question ----------------------------------------------------------------------
+
+
+class RankedChunk(_Model):
+    rank: int
+    chunk_id: str
+    score: float | None
+    gold: bool
+
+
+class QuestionResult(_Model):
+    """Everything measured for one question (the three row files are views of it)."""
+
+    question_id: str
+    question: str
+    topic: str | None = None
+    answerable: bool
+    gold_chunk_ids: list[str]
+    retrieved: list[RankedChunk]  # de-duplicated ranking the question is judged on
+    gold_rank_in_index: dict[str, int] = Field(default_factory=dict)
+    retrieval: dict[str, float | int | None]
+    answer: Answer | None  # None: no prediction
+    context_chunk_ids: list[str]
+    scores: dict[str, Any]
+    missing: dict[str, str] = Field(default_factory=dict)  # metric → why not measured
+    usage: dict[str, Any] | None = None
+    judge: dict[str, Any] | None = None
+    latency_ms: dict[str, float] | float | None = None
+    failures: dict[str, dict[str, Any]] = Field(default_factory=dict)  # label → evidence
+    checks: Checks
+    not_measured: str | None = None  # why the question has no result at all
+
+    @property
+    def measured(self) -> bool:
+        return self.not_measured is None
+
+
+class RetrievedRow(_Model):
+    run_id: str
+    question_id: str
+    question: str
+    gold_chunk_ids: list[str]
+    retrieved: list[RankedChunk]
+    gold_rank_in_index: dict[str, int]
+    metrics: dict[str, float | int | None]
+
+
+class AnswerRow(_Model):
+    run_id: str
+    question_id: str
+    question: str
+    topic: str | None
+    answerable: bool
+    answer: Answer | None
+    context_chunk_ids: list[str]
+    scores: dict[str, Any]
+    missing: dict[str, str]
+    usage: dict[str, Any] | None
+    judge: dict[str, Any] | None
+    latency_ms: dict[str, float] | float | None
+    checks: Checks
+    not_measured: str | None
+
+
+class FailureRow(_Model):
+    """A question's failure labels with their evidence, and a few facts to read it by."""
+
+    run_id: str
+    question_id: str
+    question: str
+    answerable: bool
+    failure_types: list[str]
+    evidence: dict[str, dict[str, Any]]
+    rank: int | None
+    gold_chunk_ids: list[str]
+    top_chunk_ids: list[str]
+    answer_status: str | None
+    answer_text: str | None
+    groundedness_reason: str | None
+
+
+def _rows(run_id: str, q: QuestionResult) -> tuple[RetrievedRow, AnswerRow, FailureRow | None]:
+    base = {"run_id": run_id, "question_id": q.question_id, "question": q.question}
+    retrieved = RetrievedRow(**base, gold_chunk_ids=q.gold_chunk_ids, retrieved=q.retrieved,
+                             gold_rank_in_index=q.gold_rank_in_index, metrics=q.retrieval)
+    answer = AnswerRow(**base, topic=q.topic, answerable=q.answerable, answer=q.answer,
+                       context_chunk_ids=q.context_chunk_ids, scores=q.scores,
+                       missing=q.missing, usage=q.usage, judge=q.judge,
+                       latency_ms=q.latency_ms, checks=q.checks, not_measured=q.not_measured)
+    failure = None
+    if q.failures:
+        failure = FailureRow(
+            **base, answerable=q.answerable, failure_types=list(q.failures),
+            evidence=q.failures, rank=q.retrieval.get("rank"),  # type: ignore[arg-type]
+            gold_chunk_ids=q.gold_chunk_ids, top_chunk_ids=[c.chunk_id for c in q.retrieved[:3]],
+            answer_status=q.answer.status if q.answer else None,
+            answer_text=q.answer.text if q.answer else None,
+            groundedness_reason=q.scores.get("groundedness_reason"))
+    return retrieved, answer, failure
+
+
+MAX_RUN_ID = 128
+
+
+def check_run_id(run_id: str, what: str = "--run-id") -> None:
+    """A run id is a plain folder name: not empty, at most 128 characters, no path
+    separator, control character or leading dot (hidden folders are ragassay's temporaries)."""
+    if not run_id or not run_id.strip():
+        raise InputError(what, "empty run id: give a plain folder name")
+    if len(run_id) > MAX_RUN_ID:
+        raise InputError(what, f"run id of {len(run_id)} characters; at most {MAX_RUN_ID}")
+    if run_id.startswith(".") or any(c in run_id for c in "/\\") or any(
+            ord(c) < 32 or ord(c) == 127 for c in run_id):
+        raise InputError(what, f"invalid run id {run_id!r}: use a plain folder name (no path "
+                         "separator, control character or leading dot)")
+
+
+# --- the record ------------------------------------------------------------------------
+
+
+@dataclass
+class RunResult:
+    """One evaluation: aggregates and provenance, and every question's result."""
+
+    metrics: RunMetrics
+    questions: list[QuestionResult]
+
+    @property
+    def run_id(self) -> str:
+        return self.metrics.run_id
+
+    @property
+    def totals(self) -> Totals:
+        return self.metrics.checks
+
+    def question(self, question_id: str) -> QuestionResult:
+        return next(q for q in self.questions if q.question_id == question_id)
+
+    def write(self, folder: str | Path, *, force: bool = False) -> Path:
+        """Write the run folder atomically (refused when it exists, unless ``force``)."""
+        return write_folder(folder, self._fill, force=force)
+
+    def _fill(self, out: FolderWriter) -> None:
+        from .report.html import render_html
+        from .report.summary import render_summary_md
+
+        out.text(METRICS_JSON, json_text(self.metrics.model_dump(mode="json")))
+        rows = [_rows(self.run_id, q) for q in self.questions]
+        for name, i in ((RETRIEVED_JSONL, 0), (ANSWERS_JSONL, 1), (FAILURES_JSONL, 2)):
+            out.text(name, jsonl_text(r[i].model_dump(mode="json") for r in rows
+                                      if r[i] is not None))
+        out.text("summary.md", render_summary_md(self))
+        out.text("report.html", render_html(self))
+
+
+# --- reading ---------------------------------------------------------------------------
+
+
+def _need(path: Path) -> Path:
     if not path.is_file():
-        raise InputError(path, "file not found: is this a run folder? (expected metrics.json, "
-                         "answers.jsonl, retrieved_chunks.jsonl, failure_cases.jsonl)")
+        raise InputError(path, "file not found: is this a run folder? (expected "
+                         f"{METRICS_JSON}, {ANSWERS_JSONL}, {RETRIEVED_JSONL}, {FAILURES_JSONL})")
     return path
 
 
-def _real(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def read_metrics(run_dir: Path) -> dict[str, Any]:
-    """Read and check ``metrics.json`` of a run folder (the groups the gate reads)."""
-    path = _need_file(Path(run_dir) / "metrics.json")
+def read_metrics(run_dir: str | Path) -> RunMetrics:
+    """``metrics.json`` of a run folder, checked (field named on error)."""
+    path = _need(Path(run_dir) / METRICS_JSON)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise InputError(path, f"malformed JSON ({exc.msg}, column {exc.colno})",
                          line=exc.lineno) from None
-    if not isinstance(data, dict):
-        raise InputError(path, "expected a JSON object")
-    for group in GROUPS:
-        entries = data.get(group)
-        if not isinstance(entries, dict):
-            raise InputError(path, f"expected a mapping of metric aggregates under {group!r}",
-                             field=group)
-        for name, agg in entries.items():
-            where = f"{group}.{name}"
-            if not isinstance(agg, dict) or "mean" not in agg:
-                raise InputError(path, "expected {mean, n, missing, ...}", field=where)
-            mean = agg["mean"]
-            if mean is not None and not (_real(mean) and math.isfinite(mean)):
-                raise InputError(path, f"mean must be a finite number or null, got {mean!r}",
-                                 field=f"{where}.mean")
-    return data
+    except UnicodeDecodeError:
+        raise InputError(path, "not UTF-8 text") from None
+    if isinstance(data, dict) and data.get("schema_version") != SCHEMA_VERSION:
+        got = data.get("schema_version")
+        raise InputError(path, f"run folder schema_version {got!r}, this ragassay reads "
+                         f"{SCHEMA_VERSION}: rerun the evaluation with this version",
+                         field="schema_version")
+    return parse_record(RunMetrics, data, path)
 
 
-def read_rows(path: Path) -> dict[str, tuple[int, dict[str, Any]]]:
-    """question_id → (line, row) of a run JSONL file; a duplicate or missing id is an error."""
-    rows: dict[str, tuple[int, dict[str, Any]]] = {}
-    for line, row in iter_jsonl(_need_file(path)):
-        if not isinstance(row, dict):
-            raise InputError(path, "expected a JSON object", line=line)
-        qid = row.get("question_id")
-        if not isinstance(qid, str) or not qid:
-            raise InputError(path, "missing question_id", line=line, field="question_id")
-        if qid in rows:
-            raise InputError(path, f"duplicate question_id {qid!r} (first on line "
-                             f"{rows[qid][0]})", line=line, field="question_id")
-        rows[qid] = (line, row)
+def _read_rows(path: Path, model: type[Any]) -> dict[str, tuple[int, Any]]:
+    rows: dict[str, tuple[int, Any]] = {}
+    for line, data in iter_jsonl(_need(path)):
+        row = parse_record(model, data, path, line)
+        if row.question_id in rows:
+            raise InputError(path, f"duplicate question_id {row.question_id!r} (first on line "
+                             f"{rows[row.question_id][0]})", line=line, field="question_id")
+        rows[row.question_id] = (line, row)
     return rows
+
+
+def read_run(run_dir: str | Path) -> RunResult:
+    """Read a run folder written by this version back into its :class:`RunResult`."""
+    run_dir = Path(run_dir)
+    metrics = read_metrics(run_dir)
+    retrieved = _read_rows(run_dir / RETRIEVED_JSONL, RetrievedRow)
+    answers = _read_rows(run_dir / ANSWERS_JSONL, AnswerRow)
+    failures = _read_rows(run_dir / FAILURES_JSONL, FailureRow)
+    for name, rows in ((RETRIEVED_JSONL, retrieved), (FAILURES_JSONL, failures)):
+        for qid, (line, _) in rows.items():
+            if qid not in answers:
+                raise InputError(run_dir / name, f"question {qid!r} has no row in "
+                                 f"{ANSWERS_JSONL}", line=line, field="question_id")
+    questions = []
+    for qid, (line, a) in answers.items():
+        if qid not in retrieved:
+            raise InputError(run_dir / ANSWERS_JSONL, f"question {qid!r} has no row in "
+                             f"{RETRIEVED_JSONL}", line=line, field="question_id")
+        r = retrieved[qid][1]
+        f = failures.get(qid, (0, None))[1]
+        questions.append(QuestionResult(
+            question_id=qid, question=a.question, topic=a.topic, answerable=a.answerable,
+            gold_chunk_ids=r.gold_chunk_ids, retrieved=r.retrieved,
+            gold_rank_in_index=r.gold_rank_in_index, retrieval=r.metrics, answer=a.answer,
+            context_chunk_ids=a.context_chunk_ids, scores=a.scores, missing=a.missing,
+            usage=a.usage, judge=a.judge, latency_ms=a.latency_ms,
+            failures=f.evidence if f is not None else {}, checks=a.checks,
+            not_measured=a.not_measured))
+    return RunResult(metrics, questions)

@@ -14,27 +14,9 @@ from typing import Any, Literal, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
+from .errors import InputError
+
 SCHEMA_VERSION = 1
-
-
-class InputError(Exception):
-    """Bad user input: where it is (file, line, field) and what is wrong with it."""
-
-    def __init__(
-        self,
-        path: str | Path,
-        message: str,
-        *,
-        line: int | None = None,
-        field: str | None = None,
-    ) -> None:
-        self.path = str(path)
-        self.line = line
-        self.field = field
-        self.message = message
-        where = self.path if line is None else f"{self.path}:{line}"
-        what = f"field '{field}': {message}" if field else message
-        super().__init__(f"{where}: {what}")
 
 
 class _Record(BaseModel):

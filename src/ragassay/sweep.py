@@ -8,21 +8,14 @@ predictions file the answers stay as given and only the context they are judged 
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
+from .checks import totals
 from .config import EvalConfig
-from .pipeline import Pipeline
-from .run import (
-    checks_summary,
-    cost_summary,
-    load_eval_set,
-    predict_all,
-    score_all,
-    write_folder,
-)
+from .evaluate import Predicted, cost_summary, load_inputs, predict, score
+from .jsonio import FolderWriter, json_text, write_folder
 from .schema import InputError
 
 SWEEP_HEADER = ["k", "thr", "recall@k", "found", "grounded", "right", "abstained",
@@ -63,34 +56,37 @@ def parse_thresholds(text: str | None) -> list[float | None]:
 def run_sweep(cfg: EvalConfig, ks: list[int], thresholds: list[float | None],
               progress: bool = False) -> list[dict[str, Any]]:
     """One row per (k, threshold) with the three checks, recall@k and token totals."""
-    data = load_eval_set(cfg)
+    inputs = load_inputs(cfg)
     pipeline = rankings = fixed = None
     if cfg.predictions_path is None:
-        pipeline = Pipeline(data.index, cfg)
-        rankings = pipeline.retrieve(data.questions, max(ks))
+        from .pipeline import Pipeline
+
+        pipeline = Pipeline(inputs.store, cfg)
+        rankings = pipeline.retrieve(inputs.questions, max(ks))
     else:  # another system's answers are fixed: only the context it is judged on changes
-        fixed, _, _ = predict_all(cfg, data, k=max(ks))
+        given = predict(cfg, inputs, k=max(ks)).predictions
         # Its reported usage belongs to the k it ran with; count the prompt at each k instead.
-        fixed = {qid: p.model_copy(update={"usage": None}) for qid, p in fixed.items()}
+        fixed = Predicted({qid: p.model_copy(update={"usage": None})
+                           for qid, p in given.items()})
     rows = []
     for threshold in thresholds:
         for k in ks:
-            preds, ranks, errors = (fixed, {}, {}) if fixed is not None else predict_all(
-                cfg, data, k=k, threshold=threshold, pipeline=pipeline, rankings=rankings,
-                progress=progress)
-            scored = score_all(cfg, data, preds, k=k, threshold=threshold, rankings=ranks,
-                               errors=errors)
-            checks = checks_summary(scored, k)
-            recalls = [r["retrieval"].get(f"recall_at_{k}") for r in scored]
+            predicted = fixed or predict(cfg, inputs, k=k, threshold=threshold,
+                                         pipeline=pipeline, rankings=rankings,
+                                         progress=progress)
+            scored = score(cfg, inputs, predicted, k=k, threshold=threshold)
+            checks = totals(((r.answerable, r.checks) for r in scored), k=k,
+                            hit_policy=cfg.metrics.hit_policy)
+            recalls = [r.retrieval.get(f"recall_at_{k}") for r in scored]
             measured = [v for v in recalls if v is not None]
-            declined = [r["answer_scores"].get("unanswerable_detection_flag") for r in scored]
+            declined = [r.scores.get("unanswerable_detection_flag") for r in scored]
             declined = [v for v in declined if v is not None]
             cost = cost_summary(scored)
             rows.append({
                 "k": k, "threshold": threshold,
                 "recall_at_k": sum(measured) / len(measured) if measured else None,
-                "found": checks["found"], "grounded": checks["grounded"],
-                "right": checks["right"],
+                "found": checks.found.model_dump(), "grounded": checks.grounded.model_dump(),
+                "right": checks.right.model_dump(),
                 "unanswerable_declined": {"passed": int(sum(declined)), "total": len(declined)},
                 "prompt_tokens": cost["prompt_tokens"],
                 "completion_tokens": cost["completion_tokens"],
@@ -161,11 +157,10 @@ def write_sweep(rows: list[dict[str, Any]], out_dir: Path, *, cfg: EvalConfig,
     write_folder(out_dir, lambda tmp: _fill_sweep(rows, tmp, cfg), force=force)
 
 
-def _fill_sweep(rows: list[dict[str, Any]], out_dir: Path, cfg: EvalConfig) -> None:
-    (out_dir / "sweep.json").write_text(json.dumps(
-        {"config": str(cfg.path), "config_sha256": cfg.sha256, "rows": rows},
-        ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+def _fill_sweep(rows: list[dict[str, Any]], out: FolderWriter, cfg: EvalConfig) -> None:
+    out.text("sweep.json", json_text({"config": str(cfg.path), "config_sha256": cfg.sha256,
+                                      "rows": rows}))
     lines = ["| " + " | ".join(SWEEP_HEADER) + " |", "|" + "---|" * len(SWEEP_HEADER)]
     lines += ["| " + " | ".join(row) + " |" for row in sweep_table(rows)]
-    (out_dir / "sweep.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    plot_sweep(rows, out_dir / "sweep.png")
+    out.text("sweep.md", "\n".join(lines) + "\n")
+    plot_sweep(rows, out.root / "sweep.png")

@@ -107,7 +107,7 @@ class AnswerScores:
     correct: int | None = None
     must_contain_found: list[str] = field(default_factory=list)
     citation_accuracy: float | None = None
-    hallucination_flag: int = 0
+    hallucination_flag: int | None = None
     unanswerable_detection_flag: int | None = None
     unsupported_numbers: list[str] = field(default_factory=list)
 
@@ -167,7 +167,8 @@ def score_answer(
       question has no gold.
     - ``hallucination_flag``: 1 when an unanswerable question gets a non-declined answer,
       or a non-declined answer to an answerable question with gold cites ≥ 1 chunk and no
-      gold chunk; else 0 (an answerable question without gold cannot be judged: 0).
+      gold chunk; else 0. None for an answerable question without gold (the gold could not
+      be placed): it cannot be judged, and counting it as 0 would reward a broken gold file.
     - ``unanswerable_detection_flag``: unanswerable → 1 when declined else 0; answerable
       → None.
     - ``unsupported_numbers``: every number of a non-declined answer that the cited
@@ -194,8 +195,8 @@ def score_answer(
         must = question.must_contain
         correct = (int(not declined and len(found) == len(must)) if must else None)
         detection = None
-        hallucinated = (not declined and bool(gold) and bool(cited)
-                        and not any(cid in gold for cid in cited))
+        hallucinated = (None if not gold else
+                        not declined and bool(cited) and not any(cid in gold for cid in cited))
     else:
         correct = int(declined)
         detection = int(declined)
@@ -213,7 +214,7 @@ def score_answer(
         correct=correct,
         must_contain_found=found,
         citation_accuracy=accuracy,
-        hallucination_flag=int(hallucinated),
+        hallucination_flag=None if hallucinated is None else int(hallucinated),
         unanswerable_detection_flag=detection,
         unsupported_numbers=unsupported,
     )

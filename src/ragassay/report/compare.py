@@ -6,26 +6,27 @@ from pathlib import Path
 from typing import Any
 
 from ..metrics.stats import compare_paired, holm_bonferroni
-from ..runfolder import read_metrics, read_rows
+from ..runfolder import RunMetrics, read_metrics, read_run
 from ..schema import InputError
 
 
 def read_run_dir(run_dir: Path) -> dict[str, Any]:
-    """metrics.json plus per-question values of every metric: {metric: {question_id: value}}."""
-    metrics = read_metrics(run_dir)
+    """The run's metrics plus per-question values of every metric:
+    {metric: {question_id: value}}."""
+    result = read_run(run_dir)
     per_question: dict[str, dict[str, Any]] = {}
-    for name, key in (("retrieved_chunks.jsonl", "metrics"), ("answers.jsonl", "scores")):
-        for qid, (_, row) in read_rows(run_dir / name).items():
-            for metric, value in (row.get(key) or {}).items():
+    for q in result.questions:
+        for values in (q.retrieval, q.scores):
+            for metric, value in values.items():
                 if value is None or isinstance(value, (int, float)):  # numbers and flags only
-                    per_question.setdefault(metric, {})[qid] = (
+                    per_question.setdefault(metric, {})[q.question_id] = (
                         None if value is None else float(value))
-    return {"dir": run_dir, "metrics": metrics, "per_question": per_question}
+    return {"dir": run_dir, "metrics": result.metrics, "per_question": per_question}
 
 
 def _default_metrics(run: dict[str, Any]) -> list[str]:
-    m = run["metrics"]
-    return [*m.get("retrieval", {}), *m.get("answer", {})]
+    m: RunMetrics = run["metrics"]
+    return list(m.means())
 
 
 def compare_runs(run_dirs: list[Path], *, metrics: list[str] | None = None,
@@ -71,10 +72,10 @@ def summary_rows(run_dirs: list[Path], metrics: list[str] | None = None
     header = ["run", "pipeline", *names, "latency p50 ms", "latency p95 ms"]
     rows = []
     for d, m in zip(run_dirs, runs, strict=True):
-        means = {**m.get("retrieval", {}), **m.get("answer", {})}
-        lat = m.get("timings", {}).get("latency_ms", {}).get("total", {})
-        rows.append([d.name, m.get("mode") or m.get("pipeline", {}).get("name", ""),
-                     *[_f(means[n]["mean"]) if n in means else "—" for n in names],
+        means = m.means()
+        lat = m.timings.get("latency_ms", {}).get("total", {})
+        rows.append([d.name, m.mode or m.pipeline.get("name", ""),
+                     *[_f(means[n].mean) if n in means else "—" for n in names],
                      _f(lat.get("p50"), 1), _f(lat.get("p95"), 1)])
     return header, rows
 

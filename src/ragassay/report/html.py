@@ -12,17 +12,13 @@ from __future__ import annotations
 import html
 import json
 import math
-import os
-import re
-import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..runfolder import read_metrics, read_rows
-
-ROW_FILES = ("retrieved_chunks.jsonl", "answers.jsonl", "failure_cases.jsonl")
+from ..checks import verdict_text
+from ..jsonio import write_text
+from ..runfolder import QuestionResult, RunResult, read_run
 
 # Category of a failure label = its prefix; drawn in this order and these colours
 # (Okabe-Ito, readable by colour-blind readers). Unknown prefixes come last, in grey.
@@ -44,39 +40,22 @@ BAR_H = 14
 FAIL_LABEL_W = 240
 FAIL_PLOT_W = 260
 MAX_CHUNKS_SHOWN = 10
-_HIT = re.compile(r"hit_at_(\d+)")
 _GOLD = '<span class="gold">gold</span>'
-
-
-@dataclass(frozen=True)
-class QuestionRow:
-    """One question joined across the row files; a missing row is an empty dict."""
-
-    question_id: str
-    question: str
-    retrieved: dict[str, Any]  # its line of retrieved_chunks.jsonl
-    answer: dict[str, Any]  # its line of answers.jsonl
-    failure: dict[str, Any]  # its line of failure_cases.jsonl ({} when it passed)
 
 
 # --- public --------------------------------------------------------------------------
 
 
-def render_html(run_dir: Path) -> str:
-    """The report page of `run_dir` as one HTML string (UTF-8, no external resource).
-
-    Raises InputError naming the file (and line) when an artifact is missing or malformed.
-    """
-    run_dir = Path(run_dir)
-    metrics = read_metrics(run_dir)
-    rows = _read_questions(run_dir)
-    title = f"ragassay run {metrics.get('run_id', run_dir.name)}"
+def render_html(result: RunResult) -> str:
+    """The report page of a run as one HTML string (UTF-8, no external resource)."""
+    metrics = result.metrics.model_dump(mode="json")
+    title = f"ragassay run {result.run_id}"
     body = [
-        _header_section(metrics, run_dir.name),
+        _header_section(metrics, result.run_id),
         _metric_section(metrics, "retrieval", "Retrieval metrics"),
         _metric_section(metrics, "answer", "Answer metrics"),
-        _failure_section(metrics, len(rows)),
-        _questions_section(rows),
+        _failure_section(metrics, len(result.questions)),
+        _questions_section(result),
         _reanchored_section(metrics),
     ]
     return "\n".join([
@@ -97,43 +76,11 @@ def render_html(run_dir: Path) -> str:
 
 
 def write_html(run_dir: Path, out: Path | None = None) -> Path:
-    """Write the report page (default `run_dir/report.html`) atomically; return its path.
-
-    The page goes to a temporary file beside `out` and is renamed over it, so a reader never
-    sees half a page.
-    """
-    page = render_html(run_dir)
-    out = Path(out) if out is not None else Path(run_dir) / "report.html"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(page)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return out
-
-
-# --- reading the run folder ----------------------------------------------------------
-
-
-def _read_rows(path: Path) -> dict[str, dict[str, Any]]:
-    """question_id → row, in file order."""
-    return {qid: row for qid, (_, row) in read_rows(path).items()}
-
-
-def _read_questions(run_dir: Path) -> list[QuestionRow]:
-    """Questions in the order they first appear in retrieved, then answers, then failures."""
-    retrieved, answers, failures = (_read_rows(run_dir / name) for name in ROW_FILES)
-    order = list(dict.fromkeys([*retrieved, *answers, *failures]))
-    out = []
-    for qid in order:
-        parts = (retrieved.get(qid, {}), answers.get(qid, {}), failures.get(qid, {}))
-        text = next((p["question"] for p in parts if isinstance(p.get("question"), str)), "")
-        out.append(QuestionRow(qid, text, *parts))
-    return out
+    """(Re)write the report page of a run folder (default `run_dir/report.html`)
+    atomically; return its path. Raises InputError naming the file (and line) when the
+    run folder is missing or malformed."""
+    page = render_html(read_run(run_dir))
+    return write_text(Path(out) if out is not None else Path(run_dir) / "report.html", page)
 
 
 # --- small formatting helpers --------------------------------------------------------
@@ -174,13 +121,6 @@ def _short(label: str) -> str:
 
 def _color(category: str) -> str:
     return CATEGORY_COLORS.get(category, OTHER_COLOR)
-
-
-def _yes_no(value: Any) -> str:
-    """1/True → yes, 0/False → no, anything else (None: not measured) → —."""
-    if value is None or not isinstance(value, (bool, int, float)):
-        return "—"
-    return "yes" if value else "no"
 
 
 def _table(header: list[str], rows: Iterable[str], cls: str = "") -> str:
@@ -397,13 +337,6 @@ def _failure_section(m: dict[str, Any], n_questions: int) -> str:
 # --- 4. questions --------------------------------------------------------------------
 
 
-def _found_cutoff(rows: list[QuestionRow]) -> int | None:
-    """5 when the rows carry `hit_at_5`, else the smallest `hit_at_k` any row carries."""
-    ks = sorted({int(hit.group(1)) for r in rows for key in (r.retrieved.get("metrics") or {})
-                 if (hit := _HIT.fullmatch(key))})
-    return 5 if 5 in ks else (ks[0] if ks else None)
-
-
 def _rank_text(rank: Any) -> str:
     """Rank of the first gold chunk among the retrieved; 0 means none was retrieved."""
     if rank is None:
@@ -411,9 +344,9 @@ def _rank_text(rank: Any) -> str:
     return "absent" if rank == 0 else str(rank)
 
 
-def _grounded_text(scores: dict[str, Any]) -> str:
-    grounded, reason = scores.get("groundedness"), scores.get("groundedness_reason")
-    text = _yes_no(grounded)
+def _grounded_text(q: QuestionResult) -> str:
+    text = verdict_text(q.checks.grounded)
+    reason = q.scores.get("groundedness_reason")
     return f"{text} ({reason})" if reason else text
 
 
@@ -424,33 +357,31 @@ def _label_tags(labels: list[Any]) -> str:
                    f'title="{_e(lbl)}">{_e(_short(str(lbl)))}</span>' for lbl in labels)
 
 
-def _question_block(r: QuestionRow, cutoff: int | None) -> str:
-    metrics = r.retrieved.get("metrics") or {}
-    scores = r.answer.get("scores") or {}
-    labels = list(r.failure.get("failure_types") or [])
-    found = "—" if cutoff is None else _yes_no(metrics.get(f"hit_at_{cutoff}"))
+def _question_block(q: QuestionResult) -> str:
+    labels = list(q.failures)
     cls = "q fail" if labels else "q"
-    main = (f'<tr class="main"><td class="ids">{_e(r.question_id)}</td>'
-            f'<td class="question">{_e(r.question)}</td>'
-            f'<td class="num">{_e(_rank_text(metrics.get("rank")))}</td>'
-            f"<td>{_e(found)}</td><td>{_e(_grounded_text(scores))}</td>"
-            f"<td>{_e(_yes_no(scores.get('correct')))}</td><td>{_label_tags(labels)}</td></tr>")
+    main = (f'<tr class="main"><td class="ids">{_e(q.question_id)}</td>'
+            f'<td class="question">{_e(q.question)}</td>'
+            f'<td class="num">{_e(_rank_text(q.retrieval.get("rank")))}</td>'
+            f"<td>{_e(verdict_text(q.checks.found))}</td><td>{_e(_grounded_text(q))}</td>"
+            f"<td>{_e(verdict_text(q.checks.right))}</td><td>{_label_tags(labels)}</td></tr>")
     more = (f'<tr class="more"><td></td><td colspan="6"><details><summary>answer, citations, '
-            f"retrieved chunks, failure evidence</summary>{_question_details(r)}</details>"
+            f"retrieved chunks, failure evidence</summary>{_question_details(q)}</details>"
             "</td></tr>")
     return f'<tbody class="{cls}">{main}{more}</tbody>'
 
 
-def _question_details(r: QuestionRow) -> str:
-    answer = r.answer.get("answer") or {}
-    gold_ids = [str(c) for c in r.retrieved.get("gold_chunk_ids") or []]
-    parts = [f"<h4>Answer <span class=\"nm\">({_e(answer.get('status', '—'))})</span></h4>",
-             f'<p class="answer">{_e(answer.get("text") or "—")}</p>',
-             "<h4>Citations</h4>", _citations(answer.get("citations") or [], gold_ids),
-             _retrieved_table(r.retrieved), _gold_line(r.retrieved)]
-    evidence = r.failure.get("evidence")
-    if evidence:
-        pretty = json.dumps(evidence, ensure_ascii=False, indent=2)
+def _question_details(q: QuestionResult) -> str:
+    if q.answer is None:
+        parts = [f'<h4>Not measured</h4><p class="nm">{_e(q.not_measured or "—")}</p>']
+    else:
+        parts = [f'<h4>Answer <span class="nm">({_e(q.answer.status)})</span></h4>',
+                 f'<p class="answer">{_e(q.answer.text or "—")}</p>',
+                 "<h4>Citations</h4>",
+                 _citations([c.model_dump() for c in q.answer.citations], q.gold_chunk_ids)]
+    parts += [_retrieved_table(q), _gold_line(q)]
+    if q.failures:
+        pretty = json.dumps(q.failures, ensure_ascii=False, indent=2)
         parts.append(f"<h4>Failure evidence</h4><pre>{_e(pretty)}</pre>")
     return f'<div class="detail">{"".join(parts)}</div>'
 
@@ -468,42 +399,40 @@ def _citations(citations: list[Any], gold_ids: list[str]) -> str:
     return f"<ul>{''.join(items)}</ul>"
 
 
-def _retrieved_table(retrieved: dict[str, Any]) -> str:
-    hits = [h for h in retrieved.get("retrieved") or [] if isinstance(h, dict)]
-    if not hits:
+def _retrieved_table(q: QuestionResult) -> str:
+    if not q.retrieved:
         return '<h4>Retrieved</h4><p class="nm">no retrieved chunks recorded</p>'
-    shown = hits[:MAX_CHUNKS_SHOWN]
-    rows = (f'<tr><td class="num">{_e(h.get("rank", i))}</td>'
-            f'<td class="ids">{_e(h.get("chunk_id", "—"))}</td>'
-            f'<td class="num">{_e(_num(h.get("score"), 4))}</td>'
-            f"<td>{_GOLD if h.get('gold') else ''}</td></tr>"
-            for i, h in enumerate(shown, 1))
-    title = f"<h4>Retrieved (top {len(shown)} of {len(hits)})</h4>"
+    shown = q.retrieved[:MAX_CHUNKS_SHOWN]
+    rows = (f'<tr><td class="num">{_e(h.rank)}</td><td class="ids">{_e(h.chunk_id)}</td>'
+            f'<td class="num">{_e(_num(h.score, 4))}</td>'
+            f"<td>{_GOLD if h.gold else ''}</td></tr>" for h in shown)
+    title = f"<h4>Retrieved (top {len(shown)} of {len(q.retrieved)})</h4>"
     return title + _table(["rank", "chunk", "score", ""], rows, "chunks")
 
 
-def _gold_line(retrieved: dict[str, Any]) -> str:
-    gold_ids = retrieved.get("gold_chunk_ids") or []
-    if not gold_ids:
+def _gold_line(q: QuestionResult) -> str:
+    if not q.gold_chunk_ids:
         return '<p class="nm">No gold chunk for this question.</p>'
-    ranks = retrieved.get("gold_rank_in_index") or {}
+    ranks = q.gold_rank_in_index
     items = [f'<span class="ids">{_e(cid)}</span>'
              + (f" (rank {_e(ranks[cid])} in the whole index)" if cid in ranks else "")
-             for cid in gold_ids]
+             for cid in q.gold_chunk_ids]
     return f"<p>Gold: {'; '.join(items)}</p>"
 
 
-def _questions_section(rows: list[QuestionRow]) -> str:
-    cutoff = _found_cutoff(rows)
-    found = f"found@{cutoff}" if cutoff is not None else "found"
-    header = ["id", "question", "rank", found, "grounded", "right", "failure labels"]
+def _questions_section(result: RunResult) -> str:
+    totals = result.totals
+    header = ["id", "question", "rank", f"found@{totals.k}", "grounded", "right",
+              "failure labels"]
     head = "".join(f"<th>{_e(h)}</th>" for h in header)
-    blocks = "".join(_question_block(r, cutoff) for r in rows)
-    n_fail = sum(1 for r in rows if r.failure.get("failure_types"))
+    blocks = "".join(_question_block(q) for q in result.questions)
+    n_fail = sum(1 for q in result.questions if q.failures)
     return ("<section><h2>Questions</h2>"
-            f"<p>{len(rows)} questions; {n_fail} with failures (highlighted). Rank is the "
-            "position of the first gold chunk among the retrieved (absent: none retrieved; "
-            "—: no gold). Open a row for its answer, citations, chunks and evidence.</p>"
+            f"<p><strong>{_e(totals.line())}</strong></p>"
+            f"<p>{len(result.questions)} questions; {n_fail} with failures (highlighted). Rank "
+            "is the position of the first gold chunk among the retrieved (absent: none "
+            "retrieved; —: no gold). Open a row for its answer, citations, chunks and "
+            "evidence.</p>"
             f'<div class="scroll"><table class="questions"><thead><tr>{head}</tr></thead>'
             f"{blocks}</table></div></section>")
 

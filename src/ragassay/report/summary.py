@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
+
+from ..checks import verdict_text
+
+if TYPE_CHECKING:
+    from ..runfolder import RunMetrics, RunResult
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -16,37 +21,33 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
-def metric_rows(metrics: dict[str, Any], group: str) -> list[list[str]]:
+def metric_rows(metrics: RunMetrics, group: str) -> list[list[str]]:
     """[metric, mean, 95% CI, n, missing] for each metric of a group ('retrieval' / 'answer')."""
     out = []
-    for name, agg in metrics[group].items():
-        ci = "—" if agg["ci_low"] is None else f"[{agg['ci_low']:.3f}, {agg['ci_high']:.3f}]"
-        out.append([name, _fmt(agg["mean"]), ci, str(agg["n"]), str(agg["missing"])])
+    for name, agg in getattr(metrics, group).items():
+        ci = "—" if agg.ci_low is None else f"[{agg.ci_low:.3f}, {agg.ci_high:.3f}]"
+        out.append([name, _fmt(agg.mean), ci, str(agg.n), str(agg.missing)])
     return out
 
 
-def question_rows(rows: list[dict[str, Any]], cutoff: int) -> list[list[str]]:
-    """One line per question: id, topic, rank, found@cutoff, grounded, right, failure labels."""
+def question_rows(result: RunResult) -> list[list[str]]:
+    """One line per question: id, topic, rank, found@k, grounded, right, failure labels."""
     out = []
-    for r in rows:
-        q = r["question"]
-        ret, ans = r["retrieval"], r["answer_scores"]
-        found = ret.get(f"hit_at_{cutoff}")
-        labels = ", ".join(label.split(".", 1)[1] for label in r["failures"]) or "—"
-        out.append([
-            q.question_id,
-            q.topic or "",
-            _fmt(ret.get("rank")),
-            "—" if found is None else ("yes" if found else "no"),
-            "yes" if ans.get("groundedness") else f"no ({ans.get('groundedness_reason')})",
-            {1: "yes", 0: "no"}.get(ans.get("correct"), "—"),
-            labels,
-        ])
+    for q in result.questions:
+        c = q.checks
+        grounded = verdict_text(c.grounded)
+        if c.grounded is False:
+            grounded += f" ({q.scores.get('groundedness_reason')})"
+        labels = ", ".join(label.split(".", 1)[1] for label in q.failures) or "—"
+        out.append([q.question_id, q.topic or "", _fmt(q.retrieval.get("rank")),
+                    verdict_text(c.found), grounded, verdict_text(c.right), labels])
     return out
 
 
 def question_header(k: int) -> list[str]:
     return ["question", "topic", "rank", f"found@{k}", "grounded", "right", "failure types"]
+
+
 METRIC_HEADER = ["metric", "mean", "95% CI", "n", "missing"]
 
 
@@ -58,19 +59,20 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def render_summary_md(metrics: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+def render_summary_md(result: RunResult) -> str:
     """The run's `summary.md`: counts, retrieval and answer metrics apart, failures, questions."""
-    counts = metrics["counts"]
-    prov = metrics["provenance"]
-    emb = prov["index"]["embedding"]
-    build = prov["index"]["build"]
+    metrics = result.metrics
+    counts = metrics.counts
+    prov = metrics.provenance
+    emb = prov.index["embedding"]
+    build = prov.index["build"]
     chunking = build["chunking"]
-    pipe = metrics["pipeline"]
-    if metrics.get("mode") == "predictions":
+    pipe = metrics.pipeline
+    if metrics.mode == "predictions":
         system = f"- system: predictions from a file, judged with top_k={pipe['top_k']}"
     else:
         system = (f"- pipeline: `{pipe['name']}` (top_k={pipe['top_k']}, "
-                  f"{pipe['retrieval_backend']}, answerer: {metrics['answerer']['kind']})")
+                  f"{pipe['retrieval_backend']}, answerer: {metrics.answerer['kind']})")
     if emb:
         store = (f"- index: {emb['backend']} `{emb['model']}` (dim {emb['dimension']}), chunks of "
                  f"{chunking.get('chunk_size')} chars with {chunking.get('overlap')} overlap, "
@@ -79,15 +81,18 @@ def render_summary_md(metrics: dict[str, Any], rows: list[dict[str, Any]]) -> st
         store = (f"- evidence: chunk file `{build['source_dir']}`, {build['num_chunks']} chunks "
                  f"from {build['num_documents']} documents")
     parts = [
-        f"# Run `{metrics['run_id']}`",
+        f"# Run `{metrics.run_id}`",
         "",
         system,
         store,
-        f"- questions: {counts['questions']} ({counts['answerable']} answerable, "
-        f"{counts['unanswerable']} unanswerable); seed {prov['seed']}; bootstrap 95% CIs",
+        f"- questions: {counts.questions} ({counts.answerable} answerable, "
+        f"{counts.unanswerable} unanswerable); seed {prov.seed}; bootstrap 95% CIs",
     ]
-    if prov["index"].get("stale"):
-        parts.append(f"- **warning: the index is stale** ({prov['index']['stale']})")
+    if counts.without_prediction:
+        parts.append(f"- **{counts.without_prediction} questions not measured** (no prediction "
+                     "or a failed answerer call); see `answers.jsonl` `not_measured`")
+    if prov.index.get("stale"):
+        parts.append(f"- **warning: the index is stale** ({prov.index['stale']})")
     parts += [
         "",
         "## Retrieval",
@@ -101,25 +106,30 @@ def render_summary_md(metrics: dict[str, Any], rows: list[dict[str, Any]]) -> st
         "## Failures",
         "",
     ]
-    fired = [[label, str(n)] for label, n in metrics["failures"]["counts"].items() if n]
+    fired = [[label, str(n)] for label, n in metrics.failures["counts"].items() if n]
     if fired:
         parts.append(_md_table(["failure type", "questions"], fired))
     else:
         parts.append("No failure detected.")
     parts += [
         "",
-        f"{metrics['failures']['questions_with_failures']} of {counts['questions']} questions "
+        f"{metrics.failures['questions_with_failures']} of {counts.questions} questions "
         "have at least one failure; all 24 labels are counted in `metrics.json`.",
         "",
+    ]
+    if metrics.not_applicable:
+        parts += ["Not applicable to this data set (not failures): " + "; ".join(
+            f"{name} for {n} questions ({why})" for name, reasons in
+            metrics.not_applicable.items() for why, n in reasons.items()) + ".", ""]
+    parts += [
         "## Questions",
         "",
-        f"Totals: {totals_line(metrics['checks'])}",
+        f"Totals: {metrics.checks.line()}",
         "",
-        _md_table(question_header(metrics["checks"]["k"]),
-                  question_rows(rows, metrics["checks"]["k"])),
+        _md_table(question_header(metrics.checks.k), question_rows(result)),
         "",
     ]
-    moved = metrics["gold"]["reanchored"]
+    moved = metrics.gold["reanchored"]
     if moved:
         parts += ["## Gold labels checked against the index", ""]
         parts += [f"- `{m['question_id']}` `{m['labelled_chunk_id']}` → {m['status']} "
@@ -129,22 +139,10 @@ def render_summary_md(metrics: dict[str, Any], rows: list[dict[str, Any]]) -> st
     return "\n".join(parts)
 
 
-def totals_line(checks: dict[str, Any]) -> str:
-    """`found@3 6/7 · grounded 7/8 · right 7/8` (not-measured questions left out, and said)."""
-    parts = []
-    for name in ("found", "grounded", "right"):
-        c = checks[name]
-        label = f"found@{checks['k']}" if name == "found" else name
-        extra = f" ({c['not_measured']} not measured)" if c["not_measured"] and name != "found" \
-            else ""
-        parts.append(f"{label} {c['passed']}/{c['total']}{extra}")
-    return " · ".join(parts)
-
-
-def print_summary(metrics: dict[str, Any], rows: list[dict[str, Any]],
-                  console: Console | None = None) -> None:
-    """A short terminal view: metrics tables, then the failure counts that fired."""
+def print_summary(result: RunResult, console: Console | None = None) -> None:
+    """A short terminal view: metrics tables, questions, then the failure counts that fired."""
     console = console or Console()
+    metrics = result.metrics
     for group in ("retrieval", "answer"):
         table = Table(title=f"{group} metrics", title_justify="left")
         for col in METRIC_HEADER:
@@ -152,14 +150,13 @@ def print_summary(metrics: dict[str, Any], rows: list[dict[str, Any]],
         for row in metric_rows(metrics, group):
             table.add_row(*row)
         console.print(table)
-    k = metrics["checks"]["k"]
     table = Table(title="questions: found, grounded, right", title_justify="left")
-    for col in question_header(k)[:-1]:  # failure types: see the table below and the files
+    for col in question_header(metrics.checks.k)[:-1]:  # failure types: see the table below
         table.add_column(col)
-    for row in question_rows(rows, k):
+    for row in question_rows(result):
         table.add_row(*row[:-1])
     console.print(table)
-    fired = [(label, n) for label, n in metrics["failures"]["counts"].items() if n]
+    fired = [(label, n) for label, n in metrics.failures["counts"].items() if n]
     if fired:
         table = Table(title="failure types", title_justify="left")
         table.add_column("failure type")

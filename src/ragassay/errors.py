@@ -1,0 +1,40 @@
+"""Bad input and the exit codes every command shares.
+
+| code | meaning |
+|---|---|
+| 0 | ok |
+| 1 | the gate failed (a bar missed, a regression, too many questions not measured) |
+| 2 | bad input: the message names the file, line and field |
+| 3 | questions not measured (e.g. the answerer endpoint failed); the run folder is written |
+| 4 | internal error: a bug in ragassay (the traceback is printed with ``--debug``) |
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+OK = 0
+GATE_FAILED = 1
+BAD_INPUT = 2
+NOT_MEASURED = 3
+INTERNAL_ERROR = 4
+
+
+class InputError(Exception):
+    """Bad user input: where it is (file, line, field) and what is wrong with it."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        message: str,
+        *,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.path = str(path)
+        self.line = line
+        self.field = field
+        self.message = message
+        where = self.path if line is None else f"{self.path}:{line}"
+        what = f"field '{field}': {message}" if field else message
+        super().__init__(f"{where}: {what}")

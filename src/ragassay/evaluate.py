@@ -1,0 +1,408 @@
+"""The evaluation core and the public Python API: questions, gold, predictions and evidence in,
+a :class:`~ragassay.runfolder.RunResult` out.
+
+    load → predict → score → aggregate → RunResult
+
+Every command (`run`, `sweep`, the contract command) and the API go through the same
+functions, so a verdict is computed once per question and every output renders that record.
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import __version__
+from .answer.prompt import TOKENIZER, build_prompt, count_tokens
+from .checks import question_checks, totals
+from .config import EvalConfig
+from .diagnose import LABELS, UNOBSERVABLE, Case, count_labels, diagnose
+from .gold import QuestionGold, anchor_gold, check_gold, load_gold, load_questions
+from .index import Index, load_chunk_file, load_index
+from .metrics.answer import DEFAULT_DECLINE_PHRASES, score_answer
+from .metrics.retrieval import retrieval_scores
+from .metrics.stats import aggregate
+from .predictions import check_predictions, context_of, load_predictions
+from .runfolder import (
+    SCHEMA_VERSION,
+    Aggregate,
+    Counts,
+    Provenance,
+    QuestionResult,
+    RankedChunk,
+    RunMetrics,
+    RunResult,
+)
+from .schema import Chunk, Document, GoldRecord, Prediction, Question
+
+if TYPE_CHECKING:  # the pipeline pulls in retrievers and embedders: imported when used
+    from .pipeline import Pipeline
+    from .retrieve import Ranking
+
+# Why a metric was not measured for a question. Those in NOT_APPLICABLE are fields the data
+# set does not have (reported once per run); the others are failures of the gold or of the
+# system's output.
+UNANSWERABLE = "unanswerable question (no gold)"
+ANSWERABLE = "answerable question"
+NO_TERMS = "question has no expected_terms"
+NO_MUST = "question has no must_contain"
+DECLINED = "declined without a citation"
+NO_GOLD = "no usable gold evidence"
+NOT_CITED = "the answer cites no chunk"
+NO_PREDICTION = "no prediction for this question"
+NOT_APPLICABLE = frozenset({UNANSWERABLE, ANSWERABLE, NO_TERMS, NO_MUST, DECLINED})
+
+
+@dataclass
+class Inputs:
+    """What an evaluation reads: questions, their anchored gold, the evidence store."""
+
+    questions: list[Question]
+    gold: dict[str, QuestionGold]
+    store: Index
+    stale: str | None = None
+    files: list[Path] = field(default_factory=list)  # input files, hashed for provenance
+    load_s: float = 0.0
+
+    @cached_property
+    def chunk_texts(self) -> dict[str, str]:
+        return {c.chunk_id: c.text for c in self.store.chunks}
+
+
+@dataclass
+class Predicted:
+    """A system's output: predictions, the rankings behind them (built-in pipeline only),
+    and the error of every question whose answer could not be produced."""
+
+    predictions: dict[str, Prediction]
+    rankings: dict[str, Ranking] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+def load_inputs(cfg: EvalConfig) -> Inputs:
+    """Read questions and gold, load the index (or chunk file), anchor the gold labels."""
+    from .index import index_status
+
+    assert cfg.questions_path is not None and cfg.gold_evidence_path is not None  # checked
+    questions = load_questions(cfg.questions_path)
+    gold = load_gold(cfg.gold_evidence_path, questions)
+    t0 = time.perf_counter()
+    files = [Path(cfg.questions_path), Path(cfg.gold_evidence_path)]
+    if cfg.index_dir is not None:
+        store = load_index(cfg.index_dir)
+        files += [Path(cfg.index_dir) / "index.json", Path(cfg.index_dir) / "embeddings.npy"]
+    else:
+        assert cfg.chunks_path is not None  # guaranteed by check_contract
+        store = load_chunk_file(cfg.chunks_path)
+    files += [Path(p) for p in (cfg.chunks_path, cfg.predictions_path) if p is not None]
+    load_s = time.perf_counter() - t0
+    stale = None
+    if cfg.source_dir is not None and cfg.index_dir is not None:
+        stale = index_status(cfg.index_dir, cfg.source_dir, chunk_size=cfg.index.chunk_size,
+                             overlap=cfg.index.overlap, embedder=cfg.index.embedder,
+                             embedder_params=cfg.index.embedder_params, index=store)
+    return Inputs(questions, anchor_gold(questions, gold, store), store, stale, files, load_s)
+
+
+def predict(cfg: EvalConfig, inputs: Inputs, *, k: int, threshold: float | None = None,
+            pipeline: Pipeline | None = None, rankings: list[Ranking] | None = None,
+            progress: bool = False) -> Predicted:
+    """The configured system's predictions: read from its file, or produced by the pipeline."""
+    if cfg.predictions_path is not None:
+        return Predicted(load_predictions(cfg.predictions_path, inputs.questions, inputs.store))
+    from .pipeline import Pipeline
+
+    pipeline = pipeline or Pipeline(inputs.store, cfg)
+    rankings = rankings or pipeline.retrieve(inputs.questions, k)
+    preds, errors = pipeline.predict_many(inputs.questions, rankings, k, threshold,
+                                          progress=progress)
+    by_id = {q.question_id: r for q, r in zip(inputs.questions, rankings, strict=True)}
+    return Predicted(preds, by_id, errors)
+
+
+# --- score -------------------------------------------------------------------------------
+
+
+def _missing(q: Question, retrieval: Mapping[str, Any], scores: Mapping[str, Any]
+             ) -> dict[str, str]:
+    """Why each metric that is None for this question was not measured."""
+    no_gold = UNANSWERABLE if not q.answerable else NO_GOLD
+    out = {name: no_gold for name, v in retrieval.items() if v is None}
+    why = {
+        "answer_relevancy": NO_TERMS,
+        "correct": NO_MUST,
+        "citation_accuracy": (no_gold if retrieval.get("rank") is None
+                              else DECLINED if scores.get("declined") else NOT_CITED),
+        "hallucination_flag": NO_GOLD,
+        "unanswerable_detection_flag": ANSWERABLE,
+    }
+    out.update({name: reason for name, reason in why.items() if scores.get(name) is None})
+    return out
+
+
+def score_question(cfg: EvalConfig, inputs: Inputs, q: Question, pred: Prediction | None, *,
+                   k: int, threshold: float | None = None, ranking: Ranking | None = None,
+                   not_measured: str = NO_PREDICTION) -> QuestionResult:
+    """Retrieval metrics, answer scores, checks, token use and failure labels of a question."""
+    qgold = inputs.gold[q.question_id]
+    grades = qgold.grades if qgold.usable else {}
+    gold_ids = [c for c, g in grades.items() if g >= 1]
+    ks = sorted({*cfg.retrieval_cutoffs(), k})
+    base = {"question_id": q.question_id, "question": q.question, "topic": q.topic,
+            "answerable": q.answerable, "gold_chunk_ids": gold_ids}
+    if pred is None:  # reported, never silently dropped or scored as wrong
+        retrieval = retrieval_scores([], {}, ks=ks)
+        names = [*retrieval, *cfg.metrics.answer]
+        return QuestionResult(
+            **base, retrieved=[], retrieval=retrieval, answer=None, context_chunk_ids=[],
+            scores=dict.fromkeys(cfg.metrics.answer), missing=dict.fromkeys(names, not_measured),
+            failures={"evaluation_failure.metric_missing": {"missing": {"all": not_measured}}},
+            checks=question_checks(answerable=q.answerable, retrieval={}, scores={}, k=k),
+            not_measured=not_measured)
+    ranked = context_of(pred, len(pred.retrieved) or 1, threshold)
+    context = ranked[:k]
+    score_of = {h.chunk_id: h.score for h in reversed(pred.retrieved)}
+    retrieval = retrieval_scores(ranked, grades, ks=ks, hit_policy=cfg.metrics.hit_policy)
+    scores = score_answer(
+        q, pred.answer, context_ids=context, gold_ids=gold_ids, chunk_texts=inputs.chunk_texts,
+        decline_phrases=(*DEFAULT_DECLINE_PHRASES, *cfg.decline_phrases),
+    ).to_dict()
+    checks = question_checks(answerable=q.answerable, retrieval=retrieval, scores=scores, k=k)
+    missing = _missing(q, retrieval, scores)
+    store = inputs.store
+    index_ranks = ({cid: ranking.rank_of(store.position(cid)) for cid in grades
+                    if store.has(cid)} if ranking is not None else {})
+    case = Case(
+        question=q, gold=qgold, ranked=ranked, scores=[score_of[c] for c in ranked],
+        context_ids=context, answer=pred.answer, answer_scores=scores, retrieval=retrieval,
+        top_k=k, index=store, checks=checks, missing=_asked(cfg, missing),
+        index_ranks=index_ranks,
+    )
+    gold_set = set(gold_ids)
+    return QuestionResult(
+        **base,
+        retrieved=[RankedChunk(rank=i, chunk_id=c, score=score_of[c], gold=c in gold_set)
+                   for i, c in enumerate(ranked, 1)],
+        gold_rank_in_index=index_ranks, retrieval=retrieval,
+        answer=pred.answer.model_copy(), context_chunk_ids=context, scores=scores,
+        missing=missing, usage=usage_of(q, pred, context, store),
+        latency_ms=pred.latency_ms, failures=diagnose(case, cfg.diagnose), checks=checks)
+
+
+def _asked(cfg: EvalConfig, missing: dict[str, str]) -> dict[str, str]:
+    """The metrics the config asks for that the system's output kept from being measured."""
+    asked = {*cfg.metrics.retrieval, *cfg.metrics.answer}
+    return {m: r for m, r in missing.items()
+            if m in asked and r not in NOT_APPLICABLE and r != NO_GOLD}
+
+
+def score(cfg: EvalConfig, inputs: Inputs, predicted: Predicted, *, k: int,
+          threshold: float | None = None) -> list[QuestionResult]:
+    """Score and diagnose every question; a question without a prediction is not measured."""
+    return [
+        score_question(cfg, inputs, q, predicted.predictions.get(q.question_id), k=k,
+                       threshold=threshold, ranking=predicted.rankings.get(q.question_id),
+                       not_measured=predicted.errors.get(q.question_id, NO_PREDICTION))
+        for q in inputs.questions
+    ]
+
+
+def judge(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult]) -> None:
+    """Claim-level faithfulness by the configured LLM judge: ``judge_faithfulness`` =
+    supported / judged claims against the cited chunks; a failed call leaves it not
+    measured (None, with the error), never a score."""
+    if cfg.judge is None:
+        return
+    from .endpoint import EndpointError, OpenAICompatClient
+    from .judge import Judge
+
+    todo = [r for r in results if r.answer is not None]
+    store = inputs.store
+    items = [(r.answer, [store.chunk(c) for c in r.scores["cited_ids"] if store.has(c)])
+             for r in todo]
+    with OpenAICompatClient(cfg.judge) as client:
+        verdicts = Judge(client).judge_many(items)  # type: ignore[arg-type]
+    for r, res in zip(todo, verdicts, strict=True):
+        if isinstance(res, EndpointError):
+            r.judge = {"error": str(res)}
+            r.scores["judge_faithfulness"] = None
+            r.missing["judge_faithfulness"] = f"judge call failed: {res}"
+        else:
+            r.judge = res.to_dict()
+            r.scores["judge_faithfulness"] = res.score
+            if res.score is None:
+                r.missing["judge_faithfulness"] = "no claim could be judged"
+
+
+def usage_of(q: Question, pred: Prediction, context: list[str], store: Index) -> dict[str, Any]:
+    """Tokens of the answerer call: as reported by the system, else counted from its prompt."""
+    if pred.usage is not None:  # the built-in pipeline marks what it counted itself
+        source = (pred.usage.model_extra or {}).get("source", "reported")
+        counts = pred.usage.model_dump(include={"prompt_tokens", "completion_tokens"})
+        return {**counts, "source": source,
+                "tokenizer": TOKENIZER if source == "counted" else None}
+    chunks = [store.chunk(c) for c in context]
+    return {"prompt_tokens": count_tokens(build_prompt(q.question, chunks)),
+            "completion_tokens": count_tokens(pred.answer.text), "source": "counted",
+            "tokenizer": TOKENIZER}
+
+
+# --- aggregate ---------------------------------------------------------------------------
+
+
+def _aggregate(cfg: EvalConfig, results: Sequence[QuestionResult], name: str,
+               values: list[Any]) -> Aggregate:
+    agg = aggregate(values, seed=cfg.seed, n_resamples=cfg.metrics.bootstrap_resamples)
+    reasons: dict[str, int] = {}
+    for r, v in zip(results, values, strict=True):
+        if v is None:
+            why = r.missing.get(name, "not measured")
+            reasons[why] = reasons.get(why, 0) + 1
+    return Aggregate(**agg, missing_reasons=dict(sorted(reasons.items())))  # type: ignore[arg-type]
+
+
+def cost_summary(results: Sequence[QuestionResult]) -> dict[str, Any]:
+    usages = [r.usage for r in results if r.usage is not None]
+    return {
+        "tokenizer": TOKENIZER,
+        "prompt_tokens": sum(u["prompt_tokens"] for u in usages),
+        "completion_tokens": sum(u["completion_tokens"] for u in usages),
+        "answerer_calls": sum(1 for u in usages if u["prompt_tokens"] > 0),
+        "questions_with_usage": len(usages),
+    }
+
+
+def latency_summary(results: Sequence[QuestionResult]) -> dict[str, dict[str, float | int]]:
+    """p50 / p95 / mean per stage over the questions that report it (`total` = their sum)."""
+    stages: dict[str, list[float]] = {}
+    for r in results:
+        lat = r.latency_ms
+        if isinstance(lat, (int, float)):
+            lat = {"total": float(lat)}
+        if not lat:
+            continue
+        for stage, ms in lat.items():
+            stages.setdefault(stage, []).append(float(ms))
+        if "total" not in lat:
+            stages.setdefault("total", []).append(float(sum(lat.values())))
+    return {stage: {"p50": float(np.percentile(v, 50)), "p95": float(np.percentile(v, 95)),
+                    "mean": float(np.mean(v)), "n": len(v)} for stage, v in stages.items()}
+
+
+def _failure_summary(results: Sequence[QuestionResult]) -> dict[str, Any]:
+    counts = count_labels([r.failures for r in results])
+    by_category: dict[str, int] = {}
+    for label, n in counts.items():
+        cat = label.split(".")[0]
+        by_category[cat] = by_category.get(cat, 0) + n
+    return {
+        "counts": counts,
+        "by_category": by_category,
+        "questions_with_failures": sum(1 for r in results if r.failures),
+        "unobservable": UNOBSERVABLE,
+    }
+
+
+def _not_applicable(results: Sequence[QuestionResult], names: Iterable[str]
+                    ) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for name in names:
+        for r in results:
+            why = r.missing.get(name)
+            if why in NOT_APPLICABLE:
+                out.setdefault(name, {})[why] = out.get(name, {}).get(why, 0) + 1
+    return out
+
+
+def summarize(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult], *, run_id: str,
+              mode: str, k: int, provenance: Mapping[str, Any] | None = None,
+              timings: Mapping[str, Any] | None = None) -> RunMetrics:
+    """Aggregates, totals, counts and provenance of scored questions: ``metrics.json``."""
+    retrieval = {name: _aggregate(cfg, results, name, [r.retrieval.get(name) for r in results])
+                 for name in cfg.metrics.retrieval}
+    answer = {name: _aggregate(cfg, results, name, [r.scores.get(name) for r in results])
+              for name in cfg.metrics.answer}
+    store = inputs.store
+    meta = store.meta
+    prov = {
+        "config_path": str(cfg.path) if cfg.path else None,
+        "config_sha256": cfg.sha256,
+        "index": {"embedding": meta.get("embedding"), "build": meta.get("build"),
+                  "stale": inputs.stale},
+        "package": {"name": "ragassay", "version": __version__},
+        "python": platform.python_version(),
+        "seed": cfg.seed,
+        "tokenizer": TOKENIZER,
+        "taxonomy_labels": len(LABELS),
+        **(provenance or {}),
+    }
+    return RunMetrics(
+        schema_version=SCHEMA_VERSION, run_id=run_id, mode=mode,
+        pipeline=cfg.pipeline.model_dump(),
+        answerer=({"kind": "external"} if mode == "predictions"
+                  else cfg.answerer.model_dump()),
+        counts=Counts(
+            questions=len(results),
+            answerable=sum(r.answerable for r in results),
+            unanswerable=sum(not r.answerable for r in results),
+            without_prediction=sum(1 for r in results if r.answer is None),
+            answerer_errors=sum(1 for r in results
+                                if r.not_measured not in (None, NO_PREDICTION)),
+        ),
+        checks=totals(((r.answerable, r.checks) for r in results), k=k,
+                      hit_policy=cfg.metrics.hit_policy),
+        retrieval=retrieval, answer=answer,
+        not_applicable=_not_applicable(results, [*cfg.metrics.retrieval, *cfg.metrics.answer]),
+        failures=_failure_summary(results),
+        cost=cost_summary(results),
+        gold={"reanchored": [ev.report(qid) for qid, g in inputs.gold.items()
+                             for ev in g.evidence if ev.status != "ok"]},
+        provenance=Provenance(**prov),
+        timings={"latency_ms": latency_summary(results), **(timings or {})},
+    )
+
+
+# --- the public API ----------------------------------------------------------------------
+
+
+def _store_of(evidence: Index | Iterable[Chunk]) -> Index:
+    if isinstance(evidence, Index):
+        return evidence
+    chunks = list(evidence)
+    docs = list(dict.fromkeys(c.doc_id for c in chunks))
+    meta = {"embedding": None, "build": {"source_dir": "(in memory)",
+                                         "chunking": {"strategy": "given"},
+                                         "num_documents": len(docs), "num_chunks": len(chunks)}}
+    return Index(Path("(in memory)"), meta, [Document(doc_id=d, format="chunks") for d in docs],
+                 chunks, np.zeros((len(chunks), 0), np.float32))
+
+
+def evaluate(questions: Sequence[Question], gold: Iterable[GoldRecord],
+             predictions: Iterable[Prediction], evidence: Index | Iterable[Chunk],
+             config: EvalConfig | None = None, *, run_id: str = "api") -> RunResult:
+    """Score a system's predictions against gold evidence, in memory.
+
+    ``questions``, ``gold`` and ``predictions`` are the records the file readers produce
+    (:func:`ragassay.read_questions` …); ``evidence`` is a loaded index or the chunks
+    themselves. Ids are checked as the file readers check them (:class:`InputError`).
+    Questions without a prediction are reported as not measured. Nothing is written:
+    call ``result.write(folder)`` for a run folder.
+    """
+    cfg = config or EvalConfig()
+    store = _store_of(evidence)
+    questions = list(questions)
+    gold_records = check_gold(gold, questions)
+    inputs = Inputs(questions, anchor_gold(questions, gold_records, store), store)
+    predicted = Predicted(check_predictions(predictions, questions, store))
+    k = cfg.pipeline.top_k
+    results = score(cfg, inputs, predicted, k=k)
+    judge(cfg, inputs, results)
+    metrics = summarize(cfg, inputs, results, run_id=run_id, mode="predictions", k=k)
+    return RunResult(metrics, results)
