@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-import ragassay.index as index_mod
+import ragassay.index.format as format_mod
+import ragassay.index.staleness as staleness_mod
 from ragassay.embed import HashingEmbedder
 from ragassay.index import Index, build_index, fingerprint, index_status, load_index
 from ragassay.schema import SCHEMA_VERSION, Chunk, Document, InputError
@@ -181,14 +182,14 @@ def test_failed_write_keeps_the_old_index_and_removes_the_temp_folder(
     out = tmp_path / "index"
     build(source, out)
     before = files_of(out)
-    real = index_mod._write_synced
+    real = format_mod._write_synced
 
     def fail_on_npy(path: Path, data: bytes) -> None:
         if path.name == "embeddings.npy":
             raise OSError(28, "No space left on device")
         real(path, data)
 
-    monkeypatch.setattr(index_mod, "_write_synced", fail_on_npy)
+    monkeypatch.setattr(format_mod, "_write_synced", fail_on_npy)
     with pytest.raises(OSError, match="No space"):
         build(source, out, overlap=5)
     assert files_of(out) == before
@@ -207,7 +208,7 @@ def test_failed_swap_puts_the_old_index_back(source: Path, tmp_path: Path,
             raise OSError(13, "Permission denied")
         real(src, dst)
 
-    monkeypatch.setattr(index_mod.os, "rename", fail_moving_new_in)
+    monkeypatch.setattr(format_mod.os, "rename", fail_moving_new_in)
     with pytest.raises(OSError, match="Permission denied"):
         build(source, out, overlap=5)
     monkeypatch.undo()
@@ -409,5 +410,5 @@ def test_status_source_folder_gone(built: Path, tmp_path: Path) -> None:
 
 def test_status_other_loader_version(source: Path, built: Path,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(index_mod, "INGEST_VERSION", 10_000)
+    monkeypatch.setattr(staleness_mod, "INGEST_VERSION", 10_000)
     assert status(built, source) == "built by another loader version"
