@@ -6,6 +6,8 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -412,3 +414,41 @@ def test_status_other_loader_version(source: Path, built: Path,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(staleness_mod, "INGEST_VERSION", 10_000)
     assert status(built, source) == "built by another loader version"
+
+
+# --- import weight -------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def modules_after(code: str) -> set[str]:
+    """The modules loaded by running ``code`` in a fresh interpreter (from the repo root)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT / "src"), str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    code += "\nimport sys\nprint('\\n'.join(sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
+                         capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+def test_scoring_modules_use_the_store_only() -> None:
+    """Scoring, gold anchoring and diagnosis read chunks: no embedder, loader or HTTP code."""
+    loaded = modules_after("import ragassay.diagnose, ragassay.gold, ragassay.predictions")
+    assert "ragassay.store" in loaded
+    assert not {m for m in loaded
+                if m.split(".")[0] == "httpx" or m.startswith(("ragassay.embed",
+                                                                "ragassay.ingest",
+                                                                "ragassay.index"))}
+
+
+def test_an_extractive_run_imports_no_http_client(tmp_path: Path) -> None:
+    """The offline fixture evaluation (dense retrieval, extractive answers) never loads
+    httpx nor the OpenAI-compatible embedder."""
+    loaded = modules_after(
+        "import ragassay.cli, ragassay.pipeline, ragassay.index\n"
+        "from ragassay.config import load_config\n"
+        "from ragassay.run import run_evaluation\n"
+        "cfg = load_config('configs/eval/rag_quality_v1.yaml')\n"
+        f"run_evaluation(cfg, run_id='imports', output_root={str(tmp_path)!r})\n")
+    assert {"ragassay.pipeline", "ragassay.retrieve", "ragassay.index.build"} <= loaded
+    assert "httpx" not in loaded and "ragassay.embed.openai_compat" not in loaded
