@@ -11,6 +11,7 @@ import pytest
 from ragassay.embed import (
     Embedder,
     HashingEmbedder,
+    embedder_difference,
     embedder_from_meta,
     get_embedder,
     known_embedders,
@@ -135,6 +136,16 @@ def test_registry() -> None:
         get_embedder("hashing", dims=3)
 
 
+def test_unknown_embedder_suggests_the_closest_name() -> None:
+    known = ", ".join(known_embedders())
+    with pytest.raises(ValueError) as exc:
+        get_embedder("hashng")
+    assert str(exc.value) == f"unknown embedder 'hashng'; did you mean hashing? (known: {known})"
+    with pytest.raises(ValueError) as exc:
+        get_embedder("zzz")
+    assert str(exc.value) == f"unknown embedder 'zzz'; known: {known}"
+
+
 def test_embedder_from_meta_round_trip_and_mismatch() -> None:
     meta = HashingEmbedder(dimension=128).describe()
     again = embedder_from_meta(meta)
@@ -145,3 +156,14 @@ def test_embedder_from_meta_round_trip_and_mismatch() -> None:
         embedder_from_meta({**meta, "model": "hashing-char-2-4-d999"})
     with pytest.raises(ValueError, match="backend"):
         embedder_from_meta({"model": "x"})
+
+
+def test_embedder_difference_names_the_first_differing_field() -> None:
+    recorded = get_embedder("hashing").describe()
+    recorded["params"] = {**recorded["params"], "ngram_range": [2, 4]}  # as in index.json
+    assert embedder_difference(recorded, get_embedder("hashing")) is None
+    assert embedder_difference(recorded, get_embedder("hashing", dimension=8)) == "model"
+    assert embedder_difference({**recorded, "backend": "x"}, get_embedder("hashing")) == "backend"
+    assert embedder_difference({**recorded, "params": {}}, get_embedder("hashing")) == "params"
+    assert embedder_difference({**recorded, "params": {}}, get_embedder("hashing"),
+                               keys=("model", "dimension")) is None

@@ -28,7 +28,8 @@ from ragassay.embed import (
 )
 from ragassay.embed.packaged import checked_version, installed_version
 from ragassay.index import build_index, load_index
-from ragassay.retrieve import DenseRetriever, VectorRetriever, check_query_embedder
+from ragassay.retrieve import VectorRetriever, check_query_embedder
+from ragassay.vector import ExactSearch
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = [
@@ -180,7 +181,8 @@ def test_index_built_with_a_model_answers_through_it(tmp_path: Path, source: Pat
     emb = embedder_from_meta(index.meta["embedding"])
     top = VectorRetriever(index, emb).search([QUESTION], 1)[0].hits[0]
     assert top.chunk_id.startswith("a::")
-    assert DenseRetriever(index, emb).search([QUESTION], 1)[0].hits == [top]
+    exact = ExactSearch(index.embeddings)
+    assert VectorRetriever(index, emb, exact).search([QUESTION], 1)[0].hits == [top]
 
 
 def test_index_of_another_package_release_is_refused(tmp_path: Path, source: Path) -> None:

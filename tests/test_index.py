@@ -6,6 +6,8 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-import ragassay.index as index_mod
+import ragassay.index.format as format_mod
+import ragassay.index.staleness as staleness_mod
 from ragassay.embed import HashingEmbedder
 from ragassay.index import Index, build_index, fingerprint, index_status, load_index
 from ragassay.schema import SCHEMA_VERSION, Chunk, Document, InputError
@@ -181,14 +184,14 @@ def test_failed_write_keeps_the_old_index_and_removes_the_temp_folder(
     out = tmp_path / "index"
     build(source, out)
     before = files_of(out)
-    real = index_mod._write_synced
+    real = format_mod._write_synced
 
     def fail_on_npy(path: Path, data: bytes) -> None:
         if path.name == "embeddings.npy":
             raise OSError(28, "No space left on device")
         real(path, data)
 
-    monkeypatch.setattr(index_mod, "_write_synced", fail_on_npy)
+    monkeypatch.setattr(format_mod, "_write_synced", fail_on_npy)
     with pytest.raises(OSError, match="No space"):
         build(source, out, overlap=5)
     assert files_of(out) == before
@@ -207,7 +210,7 @@ def test_failed_swap_puts_the_old_index_back(source: Path, tmp_path: Path,
             raise OSError(13, "Permission denied")
         real(src, dst)
 
-    monkeypatch.setattr(index_mod.os, "rename", fail_moving_new_in)
+    monkeypatch.setattr(format_mod.os, "rename", fail_moving_new_in)
     with pytest.raises(OSError, match="Permission denied"):
         build(source, out, overlap=5)
     monkeypatch.undo()
@@ -409,5 +412,43 @@ def test_status_source_folder_gone(built: Path, tmp_path: Path) -> None:
 
 def test_status_other_loader_version(source: Path, built: Path,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(index_mod, "INGEST_VERSION", 10_000)
+    monkeypatch.setattr(staleness_mod, "INGEST_VERSION", 10_000)
     assert status(built, source) == "built by another loader version"
+
+
+# --- import weight -------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def modules_after(code: str) -> set[str]:
+    """The modules loaded by running ``code`` in a fresh interpreter (from the repo root)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT / "src"), str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    code += "\nimport sys\nprint('\\n'.join(sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env,
+                         capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+def test_scoring_modules_use_the_store_only() -> None:
+    """Scoring, gold anchoring and diagnosis read chunks: no embedder, loader or HTTP code."""
+    loaded = modules_after("import ragassay.diagnose, ragassay.gold, ragassay.predictions")
+    assert "ragassay.store" in loaded
+    assert not {m for m in loaded
+                if m.split(".")[0] == "httpx" or m.startswith(("ragassay.embed",
+                                                                "ragassay.ingest",
+                                                                "ragassay.index"))}
+
+
+def test_an_extractive_run_imports_no_http_client(tmp_path: Path) -> None:
+    """The offline fixture evaluation (dense retrieval, extractive answers) never loads
+    httpx nor the OpenAI-compatible embedder."""
+    loaded = modules_after(
+        "import ragassay.cli, ragassay.pipeline, ragassay.index\n"
+        "from ragassay.config import load_config\n"
+        "from ragassay.run import run_evaluation\n"
+        "cfg = load_config('configs/eval/rag_quality_v1.yaml')\n"
+        f"run_evaluation(cfg, run_id='imports', output_root={str(tmp_path)!r})\n")
+    assert {"ragassay.pipeline", "ragassay.retrieve", "ragassay.index.build"} <= loaded
+    assert "httpx" not in loaded and "ragassay.embed.openai_compat" not in loaded

@@ -447,8 +447,20 @@ def test_malformed_json_names_the_line(tmp_path: Path) -> None:
 
 def test_load_file_refuses_unknown_type(tmp_path: Path) -> None:
     write(tmp_path, "a.csv", "x")
-    with pytest.raises(InputError, match="unsupported file type"):
+    with pytest.raises(InputError, match="unsupported file type '.csv'; supported: .txt"):
         load_file(tmp_path, "a.csv")
+    write(tmp_path, "a.mdx", "x")
+    with pytest.raises(InputError, match=r"'.mdx'; did you mean .md\? supported: "):
+        load_file(tmp_path, "a.mdx")
+
+
+def test_every_registered_extension_has_a_loader() -> None:
+    from ragassay.ingest import FORMATS, SUPPORTED_EXTENSIONS
+    from ragassay.ingest.loaders import LOADERS
+
+    assert SUPPORTED_EXTENSIONS == tuple(FORMATS) == tuple(LOADERS)
+    assert FORMATS == {ext: spec.name for ext, spec in LOADERS.items()}
+    assert {FORMATS[".htm"], FORMATS[".html"]} == {"html"}
 
 
 # --- chunker -------------------------------------------------------------------------

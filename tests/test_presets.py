@@ -68,8 +68,9 @@ def test_large_index_records_approximate_search_recall(tmp_path: Path,
     dense retrieval goes through it (the threshold is lowered so the fixture counts as large)."""
     pytest.importorskip("faiss")
     import ragassay.index as index_module
+    from ragassay import vector
 
-    monkeypatch.setattr(index_module, "ANN_THRESHOLD", 10)
+    monkeypatch.setattr(vector, "ANN_THRESHOLD", 10)
     built = index_module.build_index(ROOT / "data/raw", tmp_path / "idx", progress=False)
     search = built.meta["search"]
     assert search["kind"] == "hnsw" and search["library"] == "faiss-cpu"

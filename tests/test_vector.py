@@ -14,14 +14,14 @@ from hypothesis.extra import numpy as hnp
 from ragassay import vector
 from ragassay.embed import get_embedder
 from ragassay.index import Index, build_index, load_index
-from ragassay.retrieve import DenseRetriever, VectorRetriever, top_k
+from ragassay.retrieve import VectorRetriever
 from ragassay.vector import (
     ApproximateSearch,
     ExactSearch,
     Neighbours,
     ann_recall,
     search_for,
-    top_k_rows,
+    top_k,
 )
 
 
@@ -53,11 +53,21 @@ score_matrices = hnp.arrays(np.float32, st.tuples(st.integers(1, 4), st.integers
 
 @settings(max_examples=80, deadline=None)
 @given(score_matrices, st.integers(0, 14))
-def test_top_k_rows_is_top_k_per_row(scores: np.ndarray, k: int) -> None:
-    rows = top_k_rows(scores, k)
-    assert rows.shape == (scores.shape[0], min(k, scores.shape[1]))
+def test_top_k_is_score_descending_then_lower_row_first(scores: np.ndarray, k: int) -> None:
+    for row in scores:
+        want = sorted(range(len(row)), key=lambda p: (-float(row[p]), p))[:max(k, 0)]
+        assert top_k(row, k).tolist() == want
+
+
+@settings(max_examples=80, deadline=None)
+@given(score_matrices, st.integers(0, 14))
+def test_exact_search_uses_top_k_per_row(scores: np.ndarray, k: int) -> None:
+    # Identity queries make the search's score matrix the given one.
+    found = ExactSearch(scores.T.copy()).search(np.eye(scores.shape[0], dtype=np.float32), k)
+    assert found.positions.shape == (scores.shape[0], min(k, scores.shape[1]))
     for i, row in enumerate(scores):
-        assert rows[i].tolist() == top_k(row, k).tolist()
+        assert found.positions[i].tolist() == top_k(row, k).tolist()
+        assert found.scores[i].tolist() == row[top_k(row, k)].tolist()
 
 
 def test_exact_search_is_brute_force() -> None:
@@ -197,13 +207,16 @@ def hashing_index(tmp_path: Path) -> Index:
 QUERIES = ["하자보수 기간", "Gewährleistung", "availability", "제출 부수", "지체상금"]
 
 
-def test_vector_retriever_equals_dense_retriever(hashing_index: Index) -> None:
+def test_exact_vector_retriever_is_the_plain_inner_product(hashing_index: Index) -> None:
+    """The naive baseline's dense search: every chunk scored by one matmul, top k by
+    (score descending, row ascending), bit for bit."""
     emb = get_embedder("hashing")
-    dense = DenseRetriever(hashing_index, emb).search(QUERIES, 4)
+    scores = emb.embed_queries(QUERIES).astype(np.float32) @ hashing_index.embeddings.T
     exact = VectorRetriever(hashing_index, emb).search(QUERIES, 4)
-    for a, b in zip(dense, exact, strict=True):
-        assert a.hits == b.hits
-        assert a.scores.tobytes() == b.scores.tobytes()
+    for row, ranking in zip(scores, exact, strict=True):
+        assert [h.position for h in ranking.hits] == top_k(row, 4).tolist()
+        assert [h.score for h in ranking.hits] == [float(row[p]) for p in top_k(row, 4)]
+        assert ranking.scores.tobytes() == row.tobytes()
 
 
 def test_vector_retriever_with_hnsw(hashing_index: Index) -> None:

@@ -19,10 +19,10 @@ from typing import Any
 from .checks import Checks
 from .config import DiagnoseConfig
 from .gold import QuestionGold
-from .index import Index
 from .metrics.answer import strip_markers
 from .metrics.numbers import extract_numbers, number_supported
 from .schema import Answer, Question
+from .store import Index
 from .text import content_words, normalize, split_sentences
 
 RETRIEVAL = (

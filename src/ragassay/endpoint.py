@@ -30,13 +30,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import httpx
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from . import __version__
+
+if TYPE_CHECKING:
+    import httpx
 
 CACHE_VERSION = 1
 _JITTER = 0.25
@@ -222,6 +224,8 @@ class OpenAICompatClient:
     def _client(self) -> httpx.Client:
         with self._lock:
             if self._http is None:
+                import httpx  # imported on first request: commands without HTTP never load it
+
                 headers = {"User-Agent": f"ragassay/{__version__}"}
                 if self._api_key:
                     headers["Authorization"] = f"Bearer {self._api_key}"
@@ -269,6 +273,8 @@ class OpenAICompatClient:
 
     def _post(self, path: str, payload: dict[str, Any], key: str,
               parse: Callable[[Any], T]) -> T:
+        import httpx
+
         url = self.cfg.base_url + path
         retries = 0
         malformed_retried = False

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from .index import Index
 from .schema import GoldEvidence, GoldRecord, InputError, Question, line_of, read_jsonl
+from .store import Index
 from .text import contains_term, normalize
 
 AnchorStatus = Literal["ok", "reanchored", "split", "lost_in_parsing", "unanchored"]

@@ -23,7 +23,6 @@ from .endpoint import EndpointError, OpenAICompatClient, deadline_after, map_bou
 from .index import Index
 from .retrieve import (
     BM25Retriever,
-    DenseRetriever,
     Hit,
     HybridRetriever,
     Ranking,
@@ -31,7 +30,7 @@ from .retrieve import (
 )
 from .schema import Answer, InputError, Prediction, Question, RetrievedChunk, Usage
 from .text import guess_language
-from .vector import ApproximateSearch
+from .vector import ApproximateSearch, ExactSearch, VectorSearch
 
 PRESET_EMBEDDERS = {"dense_e5": "e5-small", "dense_use": "use-multilingual"}
 
@@ -51,9 +50,11 @@ def make_retriever(index: Index, cfg: EvalConfig) -> Any:
         raise InputError(index.path, f"the {cfg.pipeline.name} preset needs an index built with "
                          f"`--embedder {want}`, this one has {embedding.get('backend')!r}")
     embedder = embedder_from_meta(embedding)
-    # Exact search below the size threshold; the approximate search measured at build above it.
-    dense: Any = (VectorRetriever(index, embedder, ApproximateSearch(index.embeddings))
-                  if "search" in index.meta else DenseRetriever(index, embedder))
+    # Exact search below the size threshold (vector.ANN_THRESHOLD); above it, the approximate
+    # search whose recall the build measured and recorded (index.json → search).
+    search: VectorSearch = (ApproximateSearch(index.embeddings) if "search" in index.meta
+                            else ExactSearch(index.embeddings))
+    dense = VectorRetriever(index, embedder, search)
     return HybridRetriever([dense, BM25Retriever(index)]) if backend == "hybrid" else dense
 
 

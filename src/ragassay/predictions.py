@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from .index import Index
 from .schema import InputError, Prediction, Question, line_of, read_jsonl
+from .store import Index
 
 
 def load_predictions(path: str | Path, questions: Sequence[Question],

@@ -1,7 +1,7 @@
 """Retrieval over an index, all with deterministic ties (score descending, position ascending).
 
-- :class:`DenseRetriever`: exact inner-product search (the naive baseline's).
-- :class:`VectorRetriever`: dense search through :mod:`ragassay.vector` (exact or HNSW).
+- :class:`VectorRetriever`: dense search through :mod:`ragassay.vector`, exact (the naive
+  baseline's: inner product against every chunk) or approximate (HNSW).
 - :class:`BM25Retriever`: lexical BM25 with a language-aware tokenizer (Korean morphemes).
 - :class:`HybridRetriever`: reciprocal rank fusion of any of them.
 """
@@ -15,10 +15,23 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .embed import Embedder
-from .index import Index
+from .embed import Embedder, embedder_difference
+from .store import Index
 from .tokenize import tokenize_all, tokenizer_for
-from .vector import ExactSearch, VectorSearch
+from .vector import ExactSearch, VectorSearch, top_k
+
+__all__ = [
+    "BM25Retriever",
+    "Hit",
+    "HybridRetriever",
+    "Ranking",
+    "Retriever",
+    "VectorRetriever",
+    "apply_min_score",
+    "check_query_embedder",
+    "ranking_from_scores",
+    "top_k",
+]
 
 
 @dataclass(frozen=True)
@@ -43,51 +56,10 @@ class Ranking:
         return ahead + tied_before + 1
 
 
-def top_k(scores: np.ndarray, k: int) -> np.ndarray:
-    """Row positions of the k best scores: score descending, ties by position ascending.
-
-    The explicit tie rule keeps a run identical whatever the sort algorithm or batch order.
-    """
-    k = min(k, scores.shape[0])
-    if k <= 0:
-        return np.empty(0, dtype=np.int64)
-    # Candidates: everything at or above the k-th best score (keeps ties), then an exact sort.
-    kth = np.partition(scores, scores.shape[0] - k)[scores.shape[0] - k]
-    cand = np.flatnonzero(scores >= kth)
-    order = np.lexsort((cand, -scores[cand]))
-    return cand[order][:k]
-
-
-class DenseRetriever:
-    """Exact dense search: cosine (inner product of normalised vectors) against every chunk."""
-
-    backend = "dense"
-
-    def __init__(self, index: Index, embedder: Embedder, batch_size: int = 256) -> None:
-        self.index = index
-        self.embedder = embedder
-        self.batch_size = batch_size
-
-    def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
-        out: list[Ranking] = []
-        emb = self.index.embeddings
-        for start in range(0, len(queries), self.batch_size):
-            batch = list(queries[start : start + self.batch_size])
-            q = self.embedder.embed_queries(batch).astype(np.float32, copy=False)
-            scores = q @ emb.T  # (batch, num_chunks)
-            for row in scores:
-                positions = top_k(row, k)
-                hits = [
-                    Hit(self.index.chunks[p].chunk_id, int(p), float(row[p])) for p in positions
-                ]
-                out.append(Ranking(hits=hits, scores=row))
-        return out
-
-
-# --- more retrievers: shared rules ---------------------------------------------------
+# --- retrievers: shared rules --------------------------------------------------------
 #
-# Every retriever below answers ``search(queries, k) -> list[Ranking]`` like
-# DenseRetriever: hits best first, ties by index position, and a score per index row so
+# Every retriever below answers ``search(queries, k) -> list[Ranking]``: hits best first,
+# ties by index position (:func:`ragassay.vector.top_k`), and a score per index row so
 # ``rank_of`` works. ``min_score`` (optional) drops hits scoring below it; the full score
 # vector is kept, so ranks in the whole index stay available.
 
@@ -120,7 +92,7 @@ def ranking_from_scores(index: Index, scores: np.ndarray, k: int, *,
 def apply_min_score(ranking: Ranking, min_score: float | None) -> Ranking:
     """The ranking without its hits scoring under ``min_score`` (``None``: unchanged).
 
-    For retrievers that have no ``min_score`` of their own, such as :class:`DenseRetriever`.
+    For a retriever built without a ``min_score`` of its own.
     """
     if min_score is None:
         return ranking
@@ -139,24 +111,24 @@ def check_query_embedder(index: Index, embedder: Embedder) -> None:
     if not built:
         raise ValueError(f"{index.path} has no embeddings (a chunk file?): dense retrieval "
                          "needs an index built with `ragassay index`")
-    # Through JSON, as the recorded params were: tuples become lists.
-    want = json.loads(json.dumps(embedder.describe()))
-    for key in ("backend", "model", "dimension", "params"):
-        if built.get(key) != want[key]:
-            raise ValueError(
-                f"the index {index.path} was embedded with {built.get('backend')!r} (model "
-                f"{built.get('model')!r}, params {built.get('params')}), but the queries would "
-                f"be embedded with {want['backend']!r} (model {want['model']!r}, params "
-                f"{want['params']}): their {key} differs. Query with the index's own embedder "
-                "(embedder_from_meta), or rebuild the index with `ragassay index --embedder`")
+    key = embedder_difference(built, embedder)
+    if key is not None:
+        want = json.loads(json.dumps(embedder.describe()))  # params as recorded: lists
+        raise ValueError(
+            f"the index {index.path} was embedded with {built.get('backend')!r} (model "
+            f"{built.get('model')!r}, params {built.get('params')}), but the queries would "
+            f"be embedded with {want['backend']!r} (model {want['model']!r}, params "
+            f"{want['params']}): their {key} differs. Query with the index's own embedder "
+            "(embedder_from_meta), or rebuild the index with `ragassay index --embedder`")
 
 
 class VectorRetriever:
     """Dense retrieval through a :mod:`ragassay.vector` search (exact or HNSW).
 
-    With the default exact search it gives the same hits and scores as
-    :class:`DenseRetriever`. With an approximate search, rows the search did not return
-    score ``-inf`` in ``Ranking.scores``, so ``rank_of`` is meaningful for hits only.
+    The default, exact search scores every chunk (queries in batches of ``batch_size``), so
+    ``Ranking.scores`` holds every row's score. With an approximate search, rows the search
+    did not return score ``-inf`` in ``Ranking.scores``, so ``rank_of`` is meaningful for
+    hits only.
     The embedder must be the index's (:func:`check_query_embedder`).
     """
 

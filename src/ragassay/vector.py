@@ -1,16 +1,16 @@
 """Nearest-neighbour search over embedding rows by inner product: exact, or approximate (HNSW).
 
 Both searches answer ``search(queries, k)`` with a :class:`Neighbours` of the k best rows per
-query, ordered by score descending with ties broken by row position ascending (the rule of
-:func:`ragassay.retrieve.top_k`), so results never depend on a sort algorithm or batch.
+query, in the one order every retriever uses (:func:`top_k`): score descending, ties by the
+lower row position first, so results never depend on a sort algorithm or batch.
 
 - :class:`ExactSearch`: every row scored (batched float32 matmul); exact by definition.
 - :class:`ApproximateSearch`: an HNSW graph from ``faiss-cpu`` (``IndexHNSWFlat``, inner
   product). The graph is built on one thread, because faiss's multi-threaded insertion
   order is unspecified and would make two builds of the same vectors answer differently;
   search is deterministic and uses all threads. Measure its quality with :func:`ann_recall`.
-- :func:`search_for` picks exact search below a size threshold (exact is fast enough there,
-  and right), approximate search above it.
+- :func:`search_for` picks exact search below :data:`ANN_THRESHOLD` rows (exact is fast
+  enough there, and right), approximate search from it on.
 """
 
 from __future__ import annotations
@@ -21,7 +21,12 @@ from typing import Any, Protocol
 import numpy as np
 
 ANN_INSTALL = "pip install 'ragassay[ann]'  (or: pip install faiss-cpu)"
-DEFAULT_THRESHOLD = 50_000
+# From this many rows on, dense search is approximate (HNSW): an index this large records its
+# search and recall at build (``ragassay.index.build.measure_search``). Measured on 2 cores
+# with 384-dim vectors: exact search costs 1.6 ms a query at 100k chunks while the HNSW graph
+# takes about 70 s to build (it is rebuilt when a run loads the index), so below about a
+# million chunks exact search is both exact and faster for question sets of any usual size.
+ANN_THRESHOLD = 1_000_000
 # Scores of one query batch stay under this many floats (256 MB), whatever the corpus size.
 _SCORE_BUDGET = 1 << 26
 
@@ -63,21 +68,22 @@ def _as_matrix(array: np.ndarray, dimension: int | None = None) -> np.ndarray:
     return out
 
 
-def top_k_rows(scores: np.ndarray, k: int) -> np.ndarray:
-    """Row-wise k best positions of a ``(q, n)`` score matrix: score descending, ties by
-    position ascending (the rule of :func:`ragassay.retrieve.top_k`), shape ``(q, min(k, n))``.
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Row positions of the k best of one query's ``scores`` (1-d): score descending, ties by
+    the lower position first; ``min(k, len(scores))`` of them, none for ``k <= 0``.
+
+    The one tie rule of every search and retriever: it keeps a run identical whatever the
+    sort algorithm or batch order.
     """
-    q, n = scores.shape
-    k = min(max(k, 0), n)
-    out = np.empty((q, k), dtype=np.int64)
-    if k == 0:
-        return out
-    # Everything at or above the k-th best score (ties kept), then an exact two-key sort.
-    kth = np.partition(scores, n - k, axis=1)[:, n - k]
-    for i in range(q):
-        cand = np.flatnonzero(scores[i] >= kth[i])
-        out[i] = cand[np.lexsort((cand, -scores[i, cand]))][:k]
-    return out
+    n = scores.shape[0]
+    k = min(k, n)
+    if k <= 0:
+        return np.empty(0, dtype=np.int64)
+    # Candidates: everything at or above the k-th best score (keeps ties), then an exact sort.
+    kth = np.partition(scores, n - k)[n - k]
+    cand = np.flatnonzero(scores >= kth)
+    order = np.lexsort((cand, -scores[cand]))
+    return cand[order][:k]
 
 
 class ExactSearch:
@@ -108,9 +114,9 @@ class ExactSearch:
         scores = np.empty((len(q), k), dtype=np.float32)
         for start in range(0, len(q), self.batch_size):
             block = q[start : start + self.batch_size] @ self.embeddings.T
-            top = top_k_rows(block, k)
-            positions[start : start + len(block)] = top
-            scores[start : start + len(block)] = np.take_along_axis(block, top, axis=1)
+            for i, row in enumerate(block, start=start):
+                positions[i] = top_k(row, k)
+                scores[i] = row[positions[i]]
         return Neighbours(positions, scores)
 
     def describe(self) -> dict[str, Any]:
@@ -195,12 +201,13 @@ class ApproximateSearch:
                 "ef_search": self.ef_search}
 
 
-def search_for(embeddings: np.ndarray, threshold: int = DEFAULT_THRESHOLD,
+def search_for(embeddings: np.ndarray, threshold: int | None = None,
                **ann_params: Any) -> ExactSearch | ApproximateSearch:
-    """Exact search for fewer than ``threshold`` rows, else :class:`ApproximateSearch`
-    (built with ``ann_params``). Above the threshold a missing faiss-cpu is an error
-    (``ValueError`` naming the package); pass a larger threshold to stay exact."""
-    if len(embeddings) < threshold:
+    """Exact search for fewer than ``threshold`` rows (default :data:`ANN_THRESHOLD`), else
+    :class:`ApproximateSearch` (built with ``ann_params``). Above the threshold a missing
+    faiss-cpu is an error (``ValueError`` naming the package); pass a larger threshold to
+    stay exact."""
+    if len(embeddings) < (ANN_THRESHOLD if threshold is None else threshold):
         return ExactSearch(embeddings)
     return ApproximateSearch(embeddings, **ann_params)
 

@@ -3,7 +3,9 @@
 from typing import Any
 
 from .base import (
+    IDENTITY,
     Embedder,
+    embedder_difference,
     embedder_from_meta,
     get_embedder,
     known_embedders,
@@ -21,16 +23,19 @@ def _openai_embedder(**params: Any) -> Embedder:
     return OpenAICompatEmbedder(**params)
 
 
+# The one place the built-in backends are registered (by name; see get_embedder).
 register_embedder("hashing", HashingEmbedder)
 register_embedder("e5-small", E5SmallEmbedder)
 register_embedder("use-multilingual", UseMultilingualEmbedder)
 register_embedder("openai", _openai_embedder)
 
 __all__ = [
+    "IDENTITY",
     "E5SmallEmbedder",
     "Embedder",
     "HashingEmbedder",
     "UseMultilingualEmbedder",
+    "embedder_difference",
     "embedder_from_meta",
     "get_embedder",
     "known_embedders",

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
+import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -46,7 +48,10 @@ _REGISTRY: dict[str, EmbedderFactory] = {}
 
 
 def register_embedder(name: str, factory: EmbedderFactory) -> None:
-    """Make ``get_embedder(name, **params)`` call ``factory(**params)``."""
+    """Make ``get_embedder(name, **params)`` call ``factory(**params)``.
+
+    The built-in backends are registered in one place, :mod:`ragassay.embed`.
+    """
     _REGISTRY[name] = factory
 
 
@@ -58,16 +63,49 @@ def known_embedders() -> list[str]:
 def get_embedder(name: str, **params: Any) -> Embedder:
     """The embedder registered as ``name``, built with ``params``.
 
-    Unknown name → ``ValueError`` listing the known ones; parameters the backend does not
-    take → ``ValueError`` naming the backend.
+    Unknown name → ``ValueError`` suggesting the closest known name and listing them all
+    (``unknown embedder 'hashng'; did you mean hashing? (known: ...)``); parameters the
+    backend does not take → ``ValueError`` naming the backend.
     """
     factory = _REGISTRY.get(name)
     if factory is None:
-        raise ValueError(f"unknown embedder {name!r}; known: {', '.join(known_embedders())}")
+        raise ValueError(unknown_name("embedder", name, known_embedders()))
     try:
         return factory(**params)
     except TypeError as exc:  # unexpected keyword arguments
         raise ValueError(f"bad parameters for embedder {name!r}: {exc}") from None
+
+
+def unknown_name(kind: str, name: str, known: Sequence[str]) -> str:
+    """The message for an unknown registry name, with the closest known one (difflib):
+    ``unknown embedder 'hashng'; did you mean hashing? (known: e5-small, hashing, ...)``,
+    or ``unknown embedder 'x'; known: ...`` when nothing is close."""
+    listed = ", ".join(known)
+    close = difflib.get_close_matches(name, known, n=1)
+    if close:
+        return f"unknown {kind} {name!r}; did you mean {close[0]}? (known: {listed})"
+    return f"unknown {kind} {name!r}; known: {listed}"
+
+
+# What identifies an embedder's vectors: two embedders agreeing on all of these make
+# comparable vectors (``Embedder.describe`` minus ``normalized``).
+IDENTITY = ("backend", "model", "dimension", "params")
+
+
+def embedder_difference(recorded: Mapping[str, Any], embedder: Embedder,
+                        keys: Sequence[str] = IDENTITY) -> str | None:
+    """The first of ``keys`` in which ``embedder`` differs from an index's ``embedding``
+    record, ``None`` when it agrees on all of them.
+
+    The one embedder-identity check: querying an index (``check_query_embedder``), reopening
+    its embedder (:func:`embedder_from_meta`) and the staleness check (``index_status``) all
+    use it. Compared through JSON, as the record was written: tuples become lists.
+    """
+    want = json.loads(json.dumps(embedder.describe()))
+    for key in keys:
+        if recorded.get(key) != want[key]:
+            return key
+    return None
 
 
 def embedder_from_meta(meta: dict[str, Any]) -> Embedder:
@@ -81,9 +119,9 @@ def embedder_from_meta(meta: dict[str, Any]) -> Embedder:
     except (KeyError, TypeError):
         raise ValueError("the index's embedding record has no 'backend'") from None
     embedder = get_embedder(backend, **params)
-    for key in ("model", "dimension"):
-        if key in meta and getattr(embedder, key) != meta[key]:
-            raise ValueError(f"embedder {backend!r} with params {params} gives {key} "
-                             f"{getattr(embedder, key)!r}, but the index records "
-                             f"{meta[key]!r}; rebuild the index with `ragassay index`")
+    key = embedder_difference(meta, embedder, [k for k in ("model", "dimension") if k in meta])
+    if key is not None:
+        raise ValueError(f"embedder {backend!r} with params {params} gives {key} "
+                         f"{getattr(embedder, key)!r}, but the index records "
+                         f"{meta[key]!r}; rebuild the index with `ragassay index`")
     return embedder

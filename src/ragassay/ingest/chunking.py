@@ -5,7 +5,7 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from ..schema import Chunk
-from .loaders import LoadedDocument, PageSpan
+from .document import LoadedDocument, PageSpan
 
 STRATEGY = "fixed_chars"
 

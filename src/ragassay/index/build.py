@@ -1,0 +1,131 @@
+"""Build an index: load → chunk → embed (in batches) → write (:mod:`.format`).
+
+From :data:`ragassay.vector.ANN_THRESHOLD` chunks on, the build also measures the
+approximate search a run will use and records it (``index.json`` → ``search``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .. import vector
+from ..embed import Embedder, get_embedder
+from ..ingest import (
+    SUPPORTED_EXTENSIONS,
+    check_chunking,
+    chunk_document,
+    load_documents,
+    scan_sources,
+)
+from ..schema import SCHEMA_VERSION, InputError
+from ..store import Index
+from ..vector import ApproximateSearch, ExactSearch, ann_recall
+from .format import check_out_dir, embedding_record, npy_bytes, write_index
+from .staleness import chunking_params, fingerprint
+
+
+def build_index(
+    source_dir: str | Path,
+    out_dir: str | Path,
+    *,
+    chunk_size: int = 400,
+    overlap: int = 80,
+    embedder: str = "hashing",
+    embedder_params: dict[str, Any] | None = None,
+    batch_size: int = 256,
+    progress: bool = True,
+) -> Index:
+    """Load → chunk → embed (in batches) → write the index, replacing ``out_dir`` atomically.
+
+    The files are written to a temporary sibling folder, synced, then swapped in: on any
+    failure the previous index stays as it was and the temporary folder is removed. An
+    existing ``out_dir`` holding anything but the two index files is refused, so nothing
+    is deleted silently; so is an ``out_dir`` inside ``source_dir`` (it would be indexed).
+    """
+    check_chunking(chunk_size, overlap)
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    source, out = Path(source_dir), Path(out_dir)
+    emb = get_embedder(embedder, **(embedder_params or {}))
+    check_out_dir(source, out)
+
+    loaded = load_documents(source)
+    if not loaded:
+        raise InputError(source, f"no supported documents ({' '.join(SUPPORTED_EXTENSIONS)})")
+    documents = [d.document for d in loaded]
+    chunks = [c for d in loaded for c in chunk_document(d, chunk_size=chunk_size,
+                                                          overlap=overlap)]
+    vectors = embed_chunks(emb, [c.text for c in chunks], batch_size=batch_size,
+                           progress=progress)
+
+    chunking = chunking_params(chunk_size, overlap)
+    npy = npy_bytes(vectors)
+    embedding = embedding_record(emb.describe(), npy)
+    meta: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "embedding": embedding,
+        "build": {
+            "source_dir": source.as_posix(),
+            "chunking": chunking,
+            "num_documents": len(documents),
+            "num_chunks": len(chunks),
+            "fingerprint": fingerprint([(d.source_path, d.sha256) for d in documents],
+                                       chunking, embedding),
+            "skipped": scan_sources(source).skipped,
+        },
+    }
+    if len(chunks) >= vector.ANN_THRESHOLD:
+        meta["search"] = measure_search(vectors)
+    write_index(out, meta, documents, chunks, npy)
+    return Index(path=out, meta=meta, documents=documents, chunks=chunks, embeddings=vectors)
+
+
+def measure_search(vectors: np.ndarray, *, k: int = 10, sample: int = 200,
+                   seed: int = 0) -> dict[str, Any]:
+    """The approximate search used for a large index, and its recall@k against exact search
+    (recorded in `index.json`). Queries are a fixed sample of the index's vectors with
+    seeded noise added, so that a query is not simply its own nearest neighbour."""
+    approx = ApproximateSearch(vectors)
+    rows = np.linspace(0, len(vectors) - 1, num=min(sample, len(vectors))).astype(np.int64)
+    noise = np.random.default_rng(seed).normal(0, 0.05, (len(rows), vectors.shape[1]))
+    queries = (vectors[rows] + noise).astype(np.float32)
+    queries /= np.maximum(np.linalg.norm(queries, axis=1, keepdims=True), 1e-12)
+    recall = ann_recall(ExactSearch(vectors), approx, queries, k)
+    return {**approx.describe(), f"recall_at_{k}_vs_exact": recall, "recall_queries": len(rows),
+            "threshold": vector.ANN_THRESHOLD}
+
+
+def embed_chunks(embedder: Embedder, texts: Sequence[str], *, batch_size: int = 256,
+                 progress: bool = False) -> np.ndarray:
+    """Embed texts in batches into one float32 ``(n, dimension)`` array.
+
+    With ``progress``, a progress bar is drawn on stderr.
+    """
+    out = np.zeros((len(texts), embedder.dimension), dtype=np.float32)
+    bar = None
+    if progress:
+        from rich.console import Console
+        from rich.progress import Progress
+
+        bar = Progress(console=Console(stderr=True), transient=True)
+        task = bar.add_task(f"embedding ({embedder.model})", total=len(texts))
+        bar.start()
+    try:
+        for start in range(0, len(texts), batch_size):
+            batch = texts[start : start + batch_size]
+            vecs = np.asarray(embedder.embed_documents(batch))
+            if vecs.shape != (len(batch), embedder.dimension):
+                raise ValueError(f"embedder {embedder.name!r} returned shape {vecs.shape} for "
+                                 f"{len(batch)} texts; expected ({len(batch)}, "
+                                 f"{embedder.dimension})")
+            out[start : start + len(batch)] = vecs
+            if bar is not None:
+                bar.advance(task, len(batch))
+    finally:
+        if bar is not None:
+            bar.stop()
+    return out

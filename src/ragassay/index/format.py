@@ -1,0 +1,245 @@
+"""The on-disk format of an index: ``index.json`` + ``embeddings.npy`` in one folder.
+
+``index.json`` = ``{schema_version, embedding: {backend, model, dimension, normalized,
+params, sha256}, build: {source_dir, chunking: {strategy, chunk_size, overlap},
+num_documents, num_chunks, fingerprint, skipped}, search?, documents: [...], chunks: [...]}``;
+``embeddings.npy`` is float32 with row i = ``chunks[i]``; ``embedding.sha256`` is the
+sha256 of its bytes, so a sidecar from another build is caught on load.
+
+No timestamps: writing the same index gives byte-identical files. :func:`write_index`
+replaces the folder atomically; :func:`load_index` reads and verifies it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import secrets
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ValidationError
+
+from ..schema import SCHEMA_VERSION, Chunk, Document, InputError
+from ..store import Index
+
+INDEX_JSON = "index.json"
+EMBEDDINGS = "embeddings.npy"
+_REBUILD = "rebuild with `ragassay index`"
+
+
+# --- write ---------------------------------------------------------------------------
+
+
+def embedding_record(description: dict[str, Any], npy: bytes) -> dict[str, Any]:
+    """The ``embedding`` record: the embedder's description plus the sha256 of the sidecar."""
+    return {**description, "sha256": hashlib.sha256(npy).hexdigest()}
+
+
+def write_index(out: Path, meta: dict[str, Any], documents: list[Document],
+                chunks: list[Chunk], npy: bytes) -> None:
+    """Write ``index.json`` (``meta`` + documents + chunks) and the sidecar bytes ``npy``
+    (from :func:`npy_bytes`) into ``out``, replacing it atomically."""
+    record = {**meta,
+              "documents": [d.model_dump(mode="json") for d in documents],
+              "chunks": [c.model_dump(mode="json") for c in chunks]}
+    _write_atomically(out, {
+        INDEX_JSON: (json.dumps(record, ensure_ascii=False, indent=1) + "\n").encode("utf-8"),
+        EMBEDDINGS: npy,
+    })
+
+
+def check_out_dir(source: Path, out: Path) -> None:
+    """Refuse an ``out`` that is a file, holds other files than the index's, or lies
+    inside ``source`` (its index.json would be read as a document)."""
+    if out.exists() and not out.is_dir():
+        raise InputError(out, "index folder path exists and is not a folder")
+    if out.is_dir():
+        other = sorted(p.name for p in out.iterdir() if p.name not in (INDEX_JSON, EMBEDDINGS))
+        if other:
+            raise InputError(out, f"index folder holds other files ({', '.join(other[:5])}"
+                             f"{', ...' if len(other) > 5 else ''}); they would be lost on "
+                             "rebuild: move them away or choose another --out folder")
+    if source.is_dir() and out.resolve().is_relative_to(source.resolve()):
+        raise InputError(out, f"the index folder is inside the source folder {source}; its "
+                         "index.json would be read as a document: choose another --out folder")
+
+
+def npy_bytes(array: np.ndarray) -> bytes:
+    """The ``.npy`` bytes of ``array`` as float32 (what ``embedding.sha256`` hashes)."""
+    buf = io.BytesIO()
+    np.save(buf, np.ascontiguousarray(array, dtype=np.float32), allow_pickle=False)
+    return buf.getvalue()
+
+
+def _write_synced(path: Path, data: bytes) -> None:
+    with path.open("wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _sync_dir(path: Path) -> None:
+    # Makes the renames durable; not possible on every platform (Windows), hence optional.
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_atomically(out: Path, files: dict[str, bytes]) -> None:
+    """Write ``files`` into a fresh temp sibling of ``out``, then swap it into place.
+
+    The swap renames the old folder aside, renames the new one in and deletes the old one;
+    if the second rename fails, the old folder is renamed back.
+    """
+    out.parent.mkdir(parents=True, exist_ok=True)
+    token = secrets.token_hex(4)
+    tmp = out.parent / f".{out.name}.tmp-{token}"
+    old = out.parent / f".{out.name}.old-{token}"
+    tmp.mkdir()
+    try:
+        for name, data in files.items():
+            _write_synced(tmp / name, data)
+        _sync_dir(tmp)
+        moved_aside = out.exists()
+        if moved_aside:
+            os.rename(out, old)
+        try:
+            os.rename(tmp, out)
+        except BaseException:
+            if moved_aside:
+                os.rename(old, out)
+            raise
+        _sync_dir(out.parent)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+# --- load and verify -----------------------------------------------------------------
+
+
+def load_index(index_dir: str | Path) -> Index:
+    """Read and verify an index folder.
+
+    Raises :class:`InputError` naming the file (and field) when: a file is missing;
+    ``index.json`` is malformed, of another schema version, or has an invalid record
+    (``chunks.17.text``) or a duplicate id; ``embeddings.npy`` is unreadable, not float32,
+    has a row count other than the number of chunks or a width other than
+    ``embedding.dimension``, or is not the file this build wrote (sha256).
+    """
+    folder = Path(index_dir)
+    meta_path, npy_path = folder / INDEX_JSON, folder / EMBEDDINGS
+    for p in (meta_path, npy_path):
+        if not p.is_file():
+            raise InputError(p, "file not found; build the index with `ragassay index`")
+    meta, documents, chunks = _read_index_json(meta_path)
+    embeddings = _read_embeddings(npy_path, meta["embedding"], len(chunks))
+    return Index(path=folder, meta=meta, documents=documents, chunks=chunks,
+                 embeddings=embeddings)
+
+
+def _read_index_json(path: Path) -> tuple[dict[str, Any], list[Document], list[Chunk]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"malformed JSON ({exc.msg}, column {exc.colno}); {_REBUILD}",
+                         line=exc.lineno) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(path, f"cannot read file ({exc}); {_REBUILD}") from None
+    if not isinstance(data, dict):
+        raise InputError(path, f"expected a JSON object; {_REBUILD}")
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise InputError(path, f"schema_version {version!r} is not supported (expected "
+                         f"{SCHEMA_VERSION}); {_REBUILD}", field="schema_version")
+    embedding = _require(path, data, "embedding", dict)
+    for key, kind in (("backend", str), ("model", str), ("dimension", int),
+                      ("normalized", bool), ("params", dict), ("sha256", str)):
+        _require(path, embedding, key, kind, prefix="embedding.")
+    build = _require(path, data, "build", dict)
+    _require(path, build, "chunking", dict, prefix="build.")
+    _require(path, build, "fingerprint", str, prefix="build.")
+    documents = _records(path, data, "documents", Document, "doc_id")
+    chunks = _records(path, data, "chunks", Chunk, "chunk_id")
+    known = {d.doc_id for d in documents}
+    for i, c in enumerate(chunks):
+        if c.doc_id not in known:
+            raise InputError(path, f"chunk {c.chunk_id!r} belongs to unknown document "
+                             f"{c.doc_id!r}; {_REBUILD}", field=f"chunks.{i}.doc_id")
+    meta = {k: v for k, v in data.items() if k not in ("documents", "chunks")}
+    return meta, documents, chunks
+
+
+def _require(path: Path, record: dict[str, Any], key: str, kind: type,
+             prefix: str = "") -> Any:
+    value = record.get(key)
+    if value is None:
+        raise InputError(path, f"missing required field; {_REBUILD}", field=prefix + key)
+    # bool is an int in Python; a dimension of `true` is still wrong.
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise InputError(path, f"expected {kind.__name__}, got {type(value).__name__}; "
+                         f"{_REBUILD}", field=prefix + key)
+    return value
+
+
+def _records(path: Path, data: dict[str, Any], key: str, model: type[BaseModel],
+             id_field: str) -> list[Any]:
+    items = _require(path, data, key, list)
+    out: list[Any] = []
+    first: dict[str, int] = {}
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise InputError(path, f"expected an object, got {type(item).__name__}",
+                             field=f"{key}.{i}")
+        try:
+            rec = model.model_validate(item)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(p) for p in err.get("loc", ()))
+            raise InputError(path, f"{err.get('msg', 'invalid value')}; {_REBUILD}",
+                             field=f"{key}.{i}.{loc}" if loc else f"{key}.{i}") from None
+        ident = getattr(rec, id_field)
+        if ident in first:
+            raise InputError(path, f"duplicate {id_field} {ident!r} (also {key}.{first[ident]})"
+                             f"; {_REBUILD}", field=f"{key}.{i}.{id_field}")
+        first[ident] = i
+        out.append(rec)
+    return out
+
+
+def _read_embeddings(path: Path, embedding: dict[str, Any], num_chunks: int) -> np.ndarray:
+    data = path.read_bytes()
+    try:
+        array = np.load(io.BytesIO(data), allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise InputError(path, f"not a readable .npy array ({exc}); {_REBUILD}") from None
+    if array.ndim != 2:
+        raise InputError(path, f"expected a 2-d array, got shape {array.shape}; {_REBUILD}")
+    if array.dtype != np.float32:
+        raise InputError(path, f"dtype is {array.dtype}, expected float32; {_REBUILD}")
+    rows, width = array.shape
+    if rows != num_chunks:
+        raise InputError(path, f"{EMBEDDINGS} has {rows} rows but {INDEX_JSON} lists "
+                         f"{num_chunks} chunks: {_REBUILD}")
+    if width != embedding["dimension"]:
+        raise InputError(path, f"vectors have {width} dimensions but {INDEX_JSON} records "
+                         f"embedding.dimension {embedding['dimension']} (model "
+                         f"{embedding['model']}): {_REBUILD}")
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != embedding["sha256"]:
+        raise InputError(path, f"sha256 {digest[:12]}… does not match embedding.sha256 "
+                         f"{embedding['sha256'][:12]}… in {INDEX_JSON}: the file belongs to "
+                         f"another build; {_REBUILD}")
+    return array

@@ -1,0 +1,105 @@
+"""The chunk store: a loaded index's documents and chunks, looked up by id.
+
+:class:`Index` holds what scoring, gold anchoring and diagnosis read (chunks, documents,
+their order) plus the embedding rows as loaded; it neither builds, embeds nor searches, so
+this module imports no embedder, loader or HTTP code. :func:`load_chunk_file` makes one from
+a plain ``chunks.jsonl`` (evidence without embeddings). Building, the on-disk format and
+staleness live in :mod:`ragassay.index`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from .schema import SCHEMA_VERSION, Chunk, Document, InputError, read_jsonl
+
+
+@dataclass
+class Index:
+    """A loaded index; look-ups by id are dictionary look-ups built once.
+
+    ``embeddings`` row i belongs to ``chunks[i]`` (zero columns for a chunk file).
+    """
+
+    path: Path
+    meta: dict[str, Any]
+    documents: list[Document]
+    chunks: list[Chunk]
+    embeddings: np.ndarray
+    _positions: dict[str, int] = field(init=False, repr=False)
+    _documents: dict[str, Document] = field(init=False, repr=False)
+    _by_doc: dict[str, list[Chunk]] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._positions = {c.chunk_id: i for i, c in enumerate(self.chunks)}
+        if len(self._positions) != len(self.chunks):
+            raise ValueError("duplicate chunk_id in index")
+        self._documents = {d.doc_id: d for d in self.documents}
+        by_doc: dict[str, list[Chunk]] = {}
+        for c in self.chunks:
+            by_doc.setdefault(c.doc_id, []).append(c)
+        # Stable sort: ties in seq keep index order.
+        self._by_doc = {k: sorted(v, key=lambda c: c.seq) for k, v in by_doc.items()}
+
+    def chunk(self, chunk_id: str) -> Chunk:
+        """The chunk with this id (``KeyError`` when absent)."""
+        return self.chunks[self._positions[chunk_id]]
+
+    def position(self, chunk_id: str) -> int:
+        """Row of the chunk in ``chunks`` and ``embeddings`` (``KeyError`` when absent)."""
+        return self._positions[chunk_id]
+
+    def has(self, chunk_id: str) -> bool:
+        return chunk_id in self._positions
+
+    def document(self, doc_id: str) -> Document:
+        """The document with this id (``KeyError`` when absent)."""
+        return self._documents[doc_id]
+
+    def has_document(self, doc_id: str) -> bool:
+        return doc_id in self._documents
+
+    def chunks_of(self, doc_id: str) -> list[Chunk]:
+        """The document's chunks in ``seq`` order (empty for an unknown document)."""
+        return list(self._by_doc.get(doc_id, []))
+
+
+class ChunkRecord(BaseModel):
+    """One line of a plain chunk file (`chunks.jsonl`): evidence without embeddings."""
+
+    model_config = ConfigDict(extra="allow")
+    chunk_id: str = Field(min_length=1)
+    doc_id: str | None = None
+    text: str
+    title: str = ""
+    section: str | None = None
+    page_span: tuple[int, int] | None = None
+
+
+def load_chunk_file(path: str | Path) -> Index:
+    """An evidence store from `chunks.jsonl` (`{chunk_id, doc_id?, text, page_span?}`).
+
+    Chunk ids are arbitrary strings. `doc_id` defaults to the part of the id before `::`, or
+    the id itself. It has no embeddings, so it serves scoring of predictions, not retrieval.
+    """
+    records = read_jsonl(path, ChunkRecord, key="chunk_id")
+    if not records:
+        raise InputError(path, "chunk file holds no chunks")
+    chunks: list[Chunk] = []
+    seq: dict[str, int] = {}
+    for rec in records:
+        doc_id = rec.doc_id or rec.chunk_id.split("::", 1)[0]
+        seq[doc_id] = seq.get(doc_id, 0) + 1
+        chunks.append(Chunk(chunk_id=rec.chunk_id, doc_id=doc_id, title=rec.title,
+                            section=rec.section, text=rec.text, page_span=rec.page_span,
+                            seq=seq[doc_id]))
+    documents = [Document(doc_id=d, source_path=str(path), format="chunks") for d in seq]
+    meta = {"schema_version": SCHEMA_VERSION, "embedding": None,
+            "build": {"source_dir": str(path), "chunking": {"strategy": "given"},
+                      "num_documents": len(documents), "num_chunks": len(chunks)}}
+    return Index(Path(path), meta, documents, chunks, np.zeros((len(chunks), 0), np.float32))
