@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-import ragassay.index.format as format_mod
 import ragassay.index.staleness as staleness_mod
+import ragassay.jsonio as jsonio
 from ragassay.embed import HashingEmbedder
 from ragassay.index import Index, build_index, fingerprint, index_status, load_index
 from ragassay.schema import SCHEMA_VERSION, Chunk, Document, InputError
@@ -184,14 +184,14 @@ def test_failed_write_keeps_the_old_index_and_removes_the_temp_folder(
     out = tmp_path / "index"
     build(source, out)
     before = files_of(out)
-    real = format_mod._write_synced
+    real = jsonio._write_new
 
     def fail_on_npy(path: Path, data: bytes) -> None:
         if path.name == "embeddings.npy":
             raise OSError(28, "No space left on device")
         real(path, data)
 
-    monkeypatch.setattr(format_mod, "_write_synced", fail_on_npy)
+    monkeypatch.setattr(jsonio, "_write_new", fail_on_npy)
     with pytest.raises(OSError, match="No space"):
         build(source, out, overlap=5)
     assert files_of(out) == before
@@ -210,7 +210,7 @@ def test_failed_swap_puts_the_old_index_back(source: Path, tmp_path: Path,
             raise OSError(13, "Permission denied")
         real(src, dst)
 
-    monkeypatch.setattr(format_mod.os, "rename", fail_moving_new_in)
+    monkeypatch.setattr(jsonio.os, "rename", fail_moving_new_in)
     with pytest.raises(OSError, match="Permission denied"):
         build(source, out, overlap=5)
     monkeypatch.undo()

@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -36,6 +35,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from . import __version__
+from .jsonio import write_text
 
 if TYPE_CHECKING:
     import httpx
@@ -343,16 +343,8 @@ class OpenAICompatClient:
         path = self.cache_path(key)
         if path is None:
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
         # Temp file + rename: an interrupted run leaves complete entries or none.
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:16]}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(canonical_json(entry))
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_text(path, canonical_json(entry))
 
 
 def _json_body(resp: httpx.Response) -> Any:

@@ -25,7 +25,6 @@ from .checks import question_checks, totals
 from .config import EvalConfig
 from .diagnose import LABELS, UNOBSERVABLE, Case, count_labels, diagnose
 from .gold import QuestionGold, anchor_gold, check_gold, load_gold, load_questions
-from .index import Index, load_chunk_file, load_index
 from .metrics.answer import DEFAULT_DECLINE_PHRASES, score_answer
 from .metrics.retrieval import retrieval_scores
 from .metrics.stats import aggregate
@@ -41,6 +40,7 @@ from .runfolder import (
     RunResult,
 )
 from .schema import Chunk, Document, GoldRecord, Prediction, Question
+from .store import Index, load_chunk_file
 
 if TYPE_CHECKING:  # the pipeline pulls in retrievers and embedders: imported when used
     from .pipeline import Pipeline
@@ -88,7 +88,7 @@ class Predicted:
 
 def load_inputs(cfg: EvalConfig) -> Inputs:
     """Read questions and gold, load the index (or chunk file), anchor the gold labels."""
-    from .index import index_status
+    from .index import index_status, load_index
 
     assert cfg.questions_path is not None and cfg.gold_evidence_path is not None  # checked
     questions = load_questions(cfg.questions_path)

@@ -15,15 +15,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
-import secrets
-import shutil
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
+from ..jsonio import FolderWriter, write_folder
 from ..schema import SCHEMA_VERSION, Chunk, Document, InputError
 from ..store import Index
 
@@ -47,10 +45,11 @@ def write_index(out: Path, meta: dict[str, Any], documents: list[Document],
     record = {**meta,
               "documents": [d.model_dump(mode="json") for d in documents],
               "chunks": [c.model_dump(mode="json") for c in chunks]}
-    _write_atomically(out, {
-        INDEX_JSON: (json.dumps(record, ensure_ascii=False, indent=1) + "\n").encode("utf-8"),
-        EMBEDDINGS: npy,
-    })
+    def fill(folder: FolderWriter) -> None:
+        folder.text(INDEX_JSON, json.dumps(record, ensure_ascii=False, indent=1) + "\n")
+        folder.bytes(EMBEDDINGS, npy)
+
+    write_folder(out, fill, force=True)
 
 
 def check_out_dir(source: Path, out: Path) -> None:
@@ -74,57 +73,6 @@ def npy_bytes(array: np.ndarray) -> bytes:
     buf = io.BytesIO()
     np.save(buf, np.ascontiguousarray(array, dtype=np.float32), allow_pickle=False)
     return buf.getvalue()
-
-
-def _write_synced(path: Path, data: bytes) -> None:
-    with path.open("wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
-def _sync_dir(path: Path) -> None:
-    # Makes the renames durable; not possible on every platform (Windows), hence optional.
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _write_atomically(out: Path, files: dict[str, bytes]) -> None:
-    """Write ``files`` into a fresh temp sibling of ``out``, then swap it into place.
-
-    The swap renames the old folder aside, renames the new one in and deletes the old one;
-    if the second rename fails, the old folder is renamed back.
-    """
-    out.parent.mkdir(parents=True, exist_ok=True)
-    token = secrets.token_hex(4)
-    tmp = out.parent / f".{out.name}.tmp-{token}"
-    old = out.parent / f".{out.name}.old-{token}"
-    tmp.mkdir()
-    try:
-        for name, data in files.items():
-            _write_synced(tmp / name, data)
-        _sync_dir(tmp)
-        moved_aside = out.exists()
-        if moved_aside:
-            os.rename(out, old)
-        try:
-            os.rename(tmp, out)
-        except BaseException:
-            if moved_aside:
-                os.rename(old, out)
-            raise
-        _sync_dir(out.parent)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    shutil.rmtree(old, ignore_errors=True)
 
 
 # --- load and verify -----------------------------------------------------------------
