@@ -196,7 +196,8 @@ def test_hallucination_flag_on_answerable_questions() -> None:
     some_gold = score(question(), answer("12개월", "rfp::chunk-001", "rfp::chunk-002"))
     assert some_gold.hallucination_flag == 0
     assert score(question(), answer("12개월")).hallucination_flag == 0  # cites nothing
-    assert score(question(), answer("24시간 [rfp::chunk-002]"), gold=()).hallucination_flag == 0
+    # without gold (e.g. a label that could not be placed) it cannot be judged: not 0
+    assert score(question(), answer("24시간 [rfp::chunk-002]"), gold=()).hallucination_flag is None
     declined = score(question(), answer("알 수 없습니다 [rfp::chunk-002]"))
     assert declined.hallucination_flag == 0
 

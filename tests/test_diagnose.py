@@ -8,10 +8,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from ragassay.checks import question_checks
 from ragassay.config import DiagnoseConfig
 from ragassay.diagnose import DETECTORS, LABELS, UNOBSERVABLE, Case, count_labels, diagnose
 from ragassay.gold import anchor_gold
 from ragassay.index import Index
+from ragassay.metrics.retrieval import retrieval_scores
 from ragassay.schema import Answer, Chunk, Citation, Document, GoldEvidence, GoldRecord, Question
 
 CFG = DiagnoseConfig()
@@ -43,7 +45,7 @@ def make_case(question: str = "A기관 하자보수 기간은?", *, answerable: 
               ranked: list[str] | None = None, answer: Answer | None = None,
               scores: dict[str, Any] | None = None, chunks: list[Chunk] | None = None,
               docs: list[Document] | None = None, hit_scores: list[float] | None = None,
-              top_k: int = 3) -> Case:
+              top_k: int = 3, missing: dict[str, str] | None = None) -> Case:
     index = make_index(chunks or BASE, docs)
     q = Question(question_id="q1", question=question, answerable=answerable,
                  must_contain=must if must is not None else (["2년"] if answerable else []))
@@ -61,10 +63,14 @@ def make_case(question: str = "A기관 하자보수 기간은?", *, answerable: 
                    "groundedness_reason": "", "must_contain_found": list(q.must_contain),
                    "hallucination_flag": 0, "answer_relevancy": 1.0}
     base_scores.update(scores or {})
+    retrieval = retrieval_scores(ranked, qgold.grades if qgold.usable else {}, ks=[top_k])
+    checks = question_checks(answerable=answerable, retrieval=retrieval, scores=base_scores,
+                             k=top_k)
     return Case(question=q, gold=qgold, ranked=ranked,
                 scores=hit_scores if hit_scores is not None else [0.9] * len(ranked),
                 context_ids=ranked[:top_k], answer=answer, answer_scores=base_scores,
-                retrieval={"rank": 1}, top_k=top_k, index=index)
+                retrieval=retrieval, top_k=top_k, index=index, checks=checks,
+                missing=missing or {})
 
 
 def labels_of(case: Case) -> set[str]:
@@ -265,11 +271,15 @@ def test_failed_to_abstain() -> None:
     assert "evaluation_failure.no_gold_evidence" not in found  # unanswerable: no gold expected
 
 
-def test_metric_missing() -> None:
-    case = make_case(must=[], scores={"correct": None, "answer_relevancy": None})
+def test_metric_missing_is_for_what_the_system_prevented() -> None:
+    case = make_case(missing={"citation_accuracy": "the answer cites no chunk"})
     assert diagnose(case, CFG)["evaluation_failure.metric_missing"] == {"missing": {
-        "correct": "question has no must_contain",
-        "answer_relevancy": "question has no expected_terms"}}
+        "citation_accuracy": "the answer cites no chunk"}}
+
+
+def test_fields_the_data_set_lacks_are_not_metric_missing() -> None:
+    case = make_case(must=[], scores={"correct": None, "answer_relevancy": None})
+    assert "evaluation_failure.metric_missing" not in diagnose(case, CFG)
 
 
 @pytest.mark.parametrize("label", sorted(UNOBSERVABLE))

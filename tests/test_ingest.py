@@ -447,10 +447,10 @@ def test_malformed_json_names_the_line(tmp_path: Path) -> None:
 
 def test_load_file_refuses_unknown_type(tmp_path: Path) -> None:
     write(tmp_path, "a.csv", "x")
-    with pytest.raises(InputError, match="unsupported file type '.csv'; supported: .txt"):
+    with pytest.raises(InputError, match="unknown file type '.csv'; supported: .txt"):
         load_file(tmp_path, "a.csv")
     write(tmp_path, "a.mdx", "x")
-    with pytest.raises(InputError, match=r"'.mdx'; did you mean .md\? supported: "):
+    with pytest.raises(InputError, match=r"'.mdx'; did you mean .md\? \(supported: "):
         load_file(tmp_path, "a.mdx")
 
 

@@ -19,7 +19,7 @@ runner = CliRunner()
 def llm_config(tmp_path: Path, server: FakeOpenAIServer, **answerer: object) -> Path:
     cfg = yaml.safe_load((ROOT / "configs/eval/rag_quality_v1.yaml").read_text(encoding="utf-8"))
     for key in ("index_dir", "source_dir", "questions_path", "gold_evidence_path"):
-        cfg[key] = str(ROOT / cfg[key])
+        cfg[key] = str((ROOT / "configs/eval" / cfg[key]).resolve())
     cfg["output_root"] = str(tmp_path / "runs")
     cfg["answerer"] = {"kind": "llm", "base_url": server.base_url, "model": "fake-model",
                        "cache_dir": str(tmp_path / "cache"), "backoff_base_s": 0.01,

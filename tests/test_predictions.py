@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 
 from ragassay.cli import app
 from ragassay.config import load_config
-from ragassay.run import load_eval_set, predict_all, run_evaluation, score_all
+from ragassay.evaluate import load_inputs, predict, score
+from ragassay.run import run_evaluation
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples/shop_faq_de"
@@ -24,13 +25,12 @@ runner = CliRunner()
 
 def totals(k: int) -> tuple[str, str, str]:
     cfg = load_config(EXAMPLE / "config.yaml")
-    data = load_eval_set(cfg)
-    preds, _, _ = predict_all(cfg, data, k=k)
-    rows = score_all(cfg, data, preds, k=k)
-    found = [r["retrieval"][f"hit_at_{k}"] for r in rows if r["retrieval"][f"hit_at_{k}"]
+    inputs = load_inputs(cfg)
+    rows = score(cfg, inputs, predict(cfg, inputs, k=k), k=k)
+    found = [r.retrieval[f"hit_at_{k}"] for r in rows if r.retrieval[f"hit_at_{k}"]
              is not None]
-    grounded = [r["answer_scores"]["groundedness"] for r in rows]
-    right = [r["answer_scores"]["correct"] for r in rows]
+    grounded = [r.scores["groundedness"] for r in rows]
+    right = [r.scores["correct"] for r in rows]
     return (f"{sum(found)}/{len(found)}", f"{sum(grounded)}/{len(grounded)}",
             f"{sum(right)}/{len(right)}")
 
@@ -48,7 +48,7 @@ def test_shop_faq_reasons_at_k3(tmp_path: Path, at_root: None) -> None:
     cfg = load_config(EXAMPLE / "config.yaml")
     run = run_evaluation(cfg, run_id="faq", output_root=tmp_path)
     rows = {json.loads(line)["question_id"]: json.loads(line) for line in
-            (run.run_dir / "answers.jsonl").read_text(encoding="utf-8").splitlines()}
+            (run.folder / "answers.jsonl").read_text(encoding="utf-8").splitlines()}
     reason = {qid: r["scores"]["groundedness_reason"] for qid, r in rows.items()}
     assert reason["de04"] == "source not in context: rückgabe-2"  # cited rank 4, k=3
     assert reason["de05"] == "number 10 Tage not in source"  # the chunk says 14 Tagen
@@ -56,9 +56,9 @@ def test_shop_faq_reasons_at_k3(tmp_path: Path, at_root: None) -> None:
     assert reason["de03"] == ""  # "fünf Werktage" is the chunk's "5 Werktage"
     assert rows["de07"]["scores"]["correct"] == 0  # declined although the answer was there
     assert rows["de09"]["scores"]["correct"] == 1  # the unanswerable one, declined
-    assert run.metrics["cost"]["prompt_tokens"] > 0  # reported by the system
+    assert run.metrics.model_dump()["cost"]["prompt_tokens"] > 0  # reported by the system
     assert rows["de01"]["usage"]["source"] == "reported"
-    assert run.metrics["provenance"]["index"]["embedding"] is None
+    assert run.metrics.model_dump()["provenance"]["index"]["embedding"] is None
 
 
 def test_counted_tokens_when_the_system_reports_none(tmp_path: Path, at_root: None) -> None:
@@ -72,7 +72,7 @@ def test_counted_tokens_when_the_system_reports_none(tmp_path: Path, at_root: No
     cfg = load_config(EXAMPLE / "config.yaml")
     cfg.predictions_path = path
     run = run_evaluation(cfg, run_id="counted", output_root=tmp_path)
-    row = json.loads((run.run_dir / "answers.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    row = json.loads((run.folder / "answers.jsonl").read_text(encoding="utf-8").splitlines()[0])
     assert row["usage"]["source"] == "counted" and row["usage"]["tokenizer"] == "cl100k_base"
     assert row["usage"]["prompt_tokens"] > 20
 
@@ -84,9 +84,9 @@ def test_missing_prediction_is_reported_not_dropped(tmp_path: Path, at_root: Non
     cfg = load_config(EXAMPLE / "config.yaml")
     cfg.predictions_path = path
     run = run_evaluation(cfg, run_id="missing", output_root=tmp_path)
-    assert run.metrics["counts"]["without_prediction"] == 1
-    assert run.metrics["answer"]["correct"]["missing"] == 1
-    failures = [json.loads(line) for line in (run.run_dir / "failure_cases.jsonl").read_text(
+    assert run.metrics.model_dump()["counts"]["without_prediction"] == 1
+    assert run.metrics.model_dump()["answer"]["correct"]["missing"] == 1
+    failures = [json.loads(line) for line in (run.folder / "failure_cases.jsonl").read_text(
         encoding="utf-8").splitlines()]
     row = next(f for f in failures if f["question_id"] == "de01")
     assert row["failure_types"] == ["evaluation_failure.metric_missing"]

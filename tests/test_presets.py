@@ -23,7 +23,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
                    "hybrid": "configs/eval/presets/hybrid.yaml",
                    "dense_use": "configs/eval/presets/dense_use.yaml",
                    "dense_e5": "configs/eval/presets/dense_e5.yaml"}
-        return {name: run_evaluation(load_config(path), run_id=name, output_root=out).metrics
+        return {name: run_evaluation(load_config(path), run_id=name,
+                                     output_root=out).metrics.model_dump()
                 for name, path in configs.items()}
 
 
@@ -79,5 +80,5 @@ def test_large_index_records_approximate_search_recall(tmp_path: Path,
     monkeypatch.chdir(ROOT)
     cfg = load_config("configs/eval/rag_quality_v1.yaml")
     cfg.index_dir, cfg.source_dir = tmp_path / "idx", None
-    metrics = run_evaluation(cfg, run_id="ann", output_root=tmp_path / "runs").metrics
+    metrics = run_evaluation(cfg, run_id="ann", output_root=tmp_path / "runs").metrics.model_dump()
     assert metrics["retrieval"]["recall_at_10"]["n"] == 13

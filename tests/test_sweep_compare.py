@@ -38,7 +38,7 @@ def test_sweep_on_the_fixture(tmp_path: Path, at_root: None) -> None:
     rows = run_sweep(cfg, [1, 5, 10], [None, 0.2])
     by = {(r["k"], r["threshold"]): r for r in rows}
     # The sweep at k=5 and k=10 equals the contract run's recall@5 / recall@10.
-    contract = run_evaluation(cfg, run_id="s", output_root=tmp_path).metrics
+    contract = run_evaluation(cfg, run_id="s", output_root=tmp_path).metrics.model_dump()
     assert by[(5, None)]["recall_at_k"] == contract["retrieval"]["recall_at_5"]["mean"]
     assert by[(10, None)]["recall_at_k"] == contract["retrieval"]["recall_at_10"]["mean"]
     assert by[(10, None)]["right"] == contract["checks"]["right"]
@@ -87,13 +87,13 @@ def test_exported_trec_files_agree_with_pytrec_eval(tmp_path: Path, at_root: Non
     pytrec_eval = pytest.importorskip("pytrec_eval")
     cfg = load_config(CONFIG)
     run = run_evaluation(cfg, run_id="t", output_root=tmp_path)
-    result = runner.invoke(app, ["export-trec", str(run.run_dir), "--out", str(tmp_path / "trec")])
+    result = runner.invoke(app, ["export-trec", str(run.folder), "--out", str(tmp_path / "trec")])
     assert result.exit_code == 0, result.output
     qrels, trec_run = read_qrels(tmp_path / "trec/qrels.trec"), read_run(tmp_path /
                                                                          "trec/run.trec")
     ref = pytrec_eval.RelevanceEvaluator(qrels, {"recall.5", "ndcg_cut.5", "map"}).evaluate(
         trec_run)
-    for row in (json.loads(line) for line in (run.run_dir / "retrieved_chunks.jsonl")
+    for row in (json.loads(line) for line in (run.folder / "retrieved_chunks.jsonl")
                 .read_text(encoding="utf-8").splitlines()):
         m, qid = row["metrics"], row["question_id"]
         if m["recall_at_5"] is None:

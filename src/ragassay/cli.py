@@ -67,6 +67,8 @@ def index(
 ) -> None:
     """Build `index.json` + `embeddings.npy` from a folder of documents."""
     from .index import build_index, index_status
+    from .embed import known_embedders
+    from .errors import unknown_name
     from .ingest.chunking import check_chunking
 
     def go() -> None:
@@ -74,6 +76,8 @@ def index(
             check_chunking(chunk_size, overlap)
         except ValueError as exc:
             raise InputError("--chunk-size/--overlap", str(exc)) from None
+        if embedder not in known_embedders():
+            raise InputError("--embedder", unknown_name("embedder", embedder, known_embedders()))
         if if_stale:
             reason = index_status(out_dir, source, chunk_size=chunk_size, overlap=overlap,
                                   embedder=embedder)
@@ -130,7 +134,7 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
     from .report.summary import print_summary
     from .run import run_evaluation
 
-    result, run_dir = _guard(lambda: run_evaluation(
+    result = _guard(lambda: run_evaluation(
         _load(config, predictions, chunks, k), run_id=run_id, force=force,
         output_root=output_root, progress=not quiet))
     if not quiet:
@@ -140,6 +144,8 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
     if stale:
         err.print(f"[yellow]warning:[/] the index is stale ({escape(stale)}); rebuild it with "
                   "`ragassay index --if-stale`")
+    run_dir = result.folder
+    assert run_dir is not None  # written by run_evaluation
     err.print(f"run {escape(result.run_id)} → {escape(str(run_dir))}")
     failed = result.metrics.counts.answerer_errors
     if failed:

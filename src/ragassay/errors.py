@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Sequence
 from pathlib import Path
 
 OK = 0
@@ -38,3 +40,13 @@ class InputError(Exception):
         where = self.path if line is None else f"{self.path}:{line}"
         what = f"field '{field}': {message}" if field else message
         super().__init__(f"{where}: {what}")
+
+
+def unknown_name(kind: str, name: str, known: Sequence[str], *, known_as: str = "known") -> str:
+    """``unknown embedder 'hashng'; did you mean hashing? (known: e5-small, hashing, ...)``,
+    or without the hint when nothing is close: the message of every name look-up."""
+    listed = ", ".join(known) if known else "(none)"
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    if close:
+        return f"unknown {kind} {name!r}; did you mean {close[0]}? ({known_as}: {listed})"
+    return f"unknown {kind} {name!r}; {known_as}: {listed}"

@@ -25,7 +25,7 @@ from .checks import question_checks, totals
 from .config import EvalConfig
 from .diagnose import LABELS, UNOBSERVABLE, Case, count_labels, diagnose
 from .gold import QuestionGold, anchor_gold, check_gold, load_gold, load_questions
-from .metrics.answer import DEFAULT_DECLINE_PHRASES, score_answer
+from .metrics.answer import DEFAULT_DECLINE_PHRASES, AnswerScores, score_answer
 from .metrics.retrieval import retrieval_scores
 from .metrics.stats import aggregate
 from .predictions import check_predictions, context_of, load_predictions
@@ -162,7 +162,8 @@ def score_question(cfg: EvalConfig, inputs: Inputs, q: Question, pred: Predictio
         names = [*retrieval, *cfg.metrics.answer]
         return QuestionResult(
             **base, retrieved=[], retrieval=retrieval, answer=None, context_chunk_ids=[],
-            scores=dict.fromkeys(cfg.metrics.answer), missing=dict.fromkeys(names, not_measured),
+            scores=dict.fromkeys(AnswerScores().to_dict()),
+            missing=dict.fromkeys(names, not_measured),
             failures={"evaluation_failure.metric_missing": {"missing": {"all": not_measured}}},
             checks=question_checks(answerable=q.answerable, retrieval={}, scores={}, k=k),
             not_measured=not_measured)

@@ -12,7 +12,6 @@ mean is None does.
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 import xml.etree.ElementTree as ET
@@ -22,9 +21,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .checks import CHECKS, Checks, question_checks
+from .errors import InputError, unknown_name
 from .jsonio import write_bytes
 from .runfolder import RunResult
-from .schema import InputError
 
 Op = Literal[">=", ">", "<=", "<", "=="]
 OPERATORS: tuple[Op, ...] = (">=", ">", "<=", "<", "==")
@@ -81,10 +80,7 @@ class Bar:
 
 
 def _unknown_metric(metric: str, known: list[str]) -> str:
-    close = difflib.get_close_matches(metric, known, n=3, cutoff=0.6)
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
-    measured = ", ".join(known) if known else "(none)"
-    return f"unknown metric {metric!r}{hint} (the run measures: {measured})"
+    return unknown_name("metric", metric, known, known_as="the run measures")
 
 
 def parse_bar(metric: str, expr: Any, *, source: str | Path = "gate",

@@ -23,10 +23,9 @@ def default_run_id(mode: str) -> str:
 
 
 def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = False,
-                   output_root: Path | None = None, progress: bool = False
-                   ) -> tuple[RunResult, Path]:
-    """Evaluate the configured system and write `<output_root>/<run_id>/`; returns the
-    result and the folder."""
+                   output_root: Path | None = None, progress: bool = False) -> RunResult:
+    """Evaluate the configured system and write `<output_root>/<run_id>/` (the result's
+    ``folder``)."""
     t_start = time.perf_counter()
     mode = "predictions" if cfg.predictions_path else cfg.pipeline.name
     run_id = run_id or default_run_id(mode)
@@ -50,4 +49,4 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
                  "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     result = RunResult(metrics, results)
     result.write(run_dir, force=force)
-    return result, run_dir
+    return result

@@ -15,7 +15,7 @@ for a question with at least one failure label, ``failure_cases.jsonl`` (:class:
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -222,6 +222,7 @@ class RunResult:
 
     metrics: RunMetrics
     questions: list[QuestionResult]
+    folder: Path | None = field(default=None, compare=False)  # where it was written or read
 
     @property
     def run_id(self) -> str:
@@ -236,7 +237,8 @@ class RunResult:
 
     def write(self, folder: str | Path, *, force: bool = False) -> Path:
         """Write the run folder atomically (refused when it exists, unless ``force``)."""
-        return write_folder(folder, self._fill, force=force)
+        self.folder = write_folder(folder, self._fill, force=force)
+        return self.folder
 
     def _fill(self, out: FolderWriter) -> None:
         from .report.html import render_html
@@ -317,4 +319,4 @@ def read_run(run_dir: str | Path) -> RunResult:
             usage=a.usage, judge=a.judge, latency_ms=a.latency_ms,
             failures=f.evidence if f is not None else {}, checks=a.checks,
             not_measured=a.not_measured))
-    return RunResult(metrics, questions)
+    return RunResult(metrics, questions, run_dir)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
+
+from ..errors import unknown_name
 
 
 class Embedder(ABC):
@@ -74,17 +75,6 @@ def get_embedder(name: str, **params: Any) -> Embedder:
         return factory(**params)
     except TypeError as exc:  # unexpected keyword arguments
         raise ValueError(f"bad parameters for embedder {name!r}: {exc}") from None
-
-
-def unknown_name(kind: str, name: str, known: Sequence[str]) -> str:
-    """The message for an unknown registry name, with the closest known one (difflib):
-    ``unknown embedder 'hashng'; did you mean hashing? (known: e5-small, hashing, ...)``,
-    or ``unknown embedder 'x'; known: ...`` when nothing is close."""
-    listed = ", ".join(known)
-    close = difflib.get_close_matches(name, known, n=1)
-    if close:
-        return f"unknown {kind} {name!r}; did you mean {close[0]}? (known: {listed})"
-    return f"unknown {kind} {name!r}; known: {listed}"
 
 
 # What identifies an embedder's vectors: two embedders agreeing on all of these make

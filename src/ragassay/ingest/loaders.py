@@ -13,7 +13,6 @@ and :mod:`.rich` (pdf, docx, html), their shared types in :mod:`.document`.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import logging
 import os
@@ -24,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from ..schema import InputError
+from ..errors import InputError, unknown_name
 from .document import LoadedDocument, PageSpan, decode, new_document, normalize
 from .plain import load_json, load_jsonl, load_md, load_txt
 from .rich import load_docx, load_html, load_pdf
@@ -144,10 +143,8 @@ def load_file(root: str | Path, rel: str) -> list[LoadedDocument]:
     path = Path(root) / rel
     spec = LOADERS.get(path.suffix.lower())
     if spec is None:
-        close = difflib.get_close_matches(path.suffix.lower(), SUPPORTED_EXTENSIONS, n=1)
-        hint = f"did you mean {close[0]}? " if close else ""
-        raise InputError(path, f"unsupported file type {path.suffix!r}; {hint}supported: "
-                         + " ".join(SUPPORTED_EXTENSIONS))
+        raise InputError(path, unknown_name("file type", path.suffix, SUPPORTED_EXTENSIONS,
+                                            known_as="supported"))
     try:
         data = path.read_bytes()
     except OSError as exc:
