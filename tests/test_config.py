@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ragassay.config import load_config
-from ragassay.schema import InputError
+from ragassay.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 CONTRACT = ROOT / "configs/eval/rag_quality_v1.yaml"

@@ -219,10 +219,10 @@ def test_querying_a_hashing_index_with_a_model_is_refused(tmp_path: Path, source
 
 
 def fixture_recall_at_5(name: str, tmp_path: Path) -> float:
-    from ragassay.gold import anchor_gold, load_gold, load_questions
+    from ragassay.gold import anchor_gold, load_gold, read_questions
     from ragassay.metrics.retrieval import retrieval_scores
 
-    questions = load_questions(ROOT / "data/eval/rag_questions.jsonl")
+    questions = read_questions(ROOT / "data/eval/rag_questions.jsonl")
     gold = load_gold(ROOT / "data/eval/gold_evidence.jsonl", questions)
     build_index(ROOT / "data/raw", tmp_path / name, embedder=name, chunk_size=400,
                 overlap=80, progress=False)
@@ -254,7 +254,7 @@ def test_fixture_recall_as_measured(tmp_path: Path, name: str, module: str,
 def test_an_index_without_embeddings_is_refused(tmp_path: Path) -> None:
     chunks = tmp_path / "chunks.jsonl"
     chunks.write_text('{"chunk_id": "a", "text": "하자보수"}\n', encoding="utf-8")
-    from ragassay.index import load_chunk_file
+    from ragassay.index import read_chunks
 
     with pytest.raises(ValueError, match="has no embeddings"):
-        check_query_embedder(load_chunk_file(chunks), get_embedder("hashing"))
+        check_query_embedder(read_chunks(chunks), get_embedder("hashing"))

@@ -18,8 +18,9 @@ import pytest
 import ragassay.index.staleness as staleness_mod
 import ragassay.jsonio as jsonio
 from ragassay.embed import HashingEmbedder
+from ragassay.errors import InputError
 from ragassay.index import Index, build_index, fingerprint, index_status, load_index
-from ragassay.schema import SCHEMA_VERSION, Chunk, Document, InputError
+from ragassay.schema import SCHEMA_VERSION, Chunk, Document
 
 MD = "# 하자보수\n하자보수 기간은 검수 완료일로부터 2년으로 한다. 계약상대자는 무상으로 보수한다.\n"
 TXT = "Stadtwerke Lindenau\nDas Kundenportal muss 99,5 % verfügbar sein.\n"

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ragassay.errors import InputError
 from ragassay.ingest import (
     LoadedDocument,
     PageSpan,
@@ -24,7 +25,7 @@ from ragassay.ingest import (
     slugify,
     windows,
 )
-from ragassay.schema import Document, InputError
+from ragassay.schema import Document
 
 
 def write(folder: Path, name: str, content: str | bytes) -> Path:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from ragassay.errors import InputError
 from ragassay.metrics.ir import Measure, evaluate, list_measures, parse_measure, rank_documents
 from ragassay.metrics.trec import format_results, read_qrels, read_run, write_qrels, write_run
-from ragassay.schema import InputError
 
 # --- measure names ------------------------------------------------------------------------
 

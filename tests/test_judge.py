@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from openai_server import FakeOpenAIServer
 
 from ragassay.endpoint import EndpointConfig, EndpointError, OpenAICompatClient
+from ragassay.errors import InputError
 from ragassay.judge import (
     JUDGE_QUESTION,
     NO_SOURCE,
@@ -25,7 +26,7 @@ from ragassay.judge import (
     parse_verdict,
     split_claims,
 )
-from ragassay.schema import Answer, Chunk, InputError
+from ragassay.schema import Answer, Chunk
 
 LABELLED = Path(__file__).resolve().parents[1] / "data" / "judge" / "labelled.jsonl"
 

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from ragassay.cli import app
 from ragassay.config import load_config
-from ragassay.evaluate import load_inputs, predict, score
+from ragassay.core import load_inputs, predict, score
 from ragassay.run import run_evaluation
 
 ROOT = Path(__file__).resolve().parents[1]

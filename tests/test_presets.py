@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from ragassay.config import load_config
+from ragassay.errors import InputError
 from ragassay.run import run_evaluation
-from ragassay.schema import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ragassay.schema import GoldRecord, InputError, Question, line_of, read_jsonl
+from ragassay.errors import InputError
+from ragassay.jsonio import line_of, read_jsonl
+from ragassay.schema import GoldRecord, Question
 
 
 def write_lines(path: Path, lines: list[str]) -> Path:

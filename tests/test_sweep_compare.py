@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from ragassay.cli import app
 from ragassay.config import load_config
+from ragassay.errors import InputError
 from ragassay.metrics.trec import read_qrels, read_run
 from ragassay.run import run_evaluation
-from ragassay.schema import InputError
 from ragassay.sweep import parse_k_range, parse_thresholds, run_sweep
 
 ROOT = Path(__file__).resolve().parents[1]

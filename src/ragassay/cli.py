@@ -66,9 +66,9 @@ def index(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Build `index.json` + `embeddings.npy` from a folder of documents."""
-    from .index import build_index, index_status
     from .embed import known_embedders
     from .errors import unknown_name
+    from .index import build_index, index_status
     from .ingest.chunking import check_chunking
 
     def go() -> None:

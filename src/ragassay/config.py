@@ -12,7 +12,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .endpoint import EndpointConfig
-from .schema import InputError, read_yaml
+from .errors import InputError
+from .jsonio import read_yaml
 
 # Each preset fixes its pipeline keys: any other value would be a different pipeline. The
 # naive baseline is the contract's; the others change the retriever only, so that the same

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from .schema import GoldEvidence, GoldRecord, InputError, Question, line_of, read_jsonl
+from .errors import InputError
+from .jsonio import line_of, read_jsonl
+from .schema import GoldEvidence, GoldRecord, Question
 from .store import Index
 from .text import contains_term, normalize
 
@@ -68,13 +70,18 @@ class QuestionGold:
         )
 
 
-def load_questions(path: str | Path) -> list[Question]:
+def read_questions(path: str | Path) -> list[Question]:
     return read_jsonl(path, Question, key="question_id")
+
+
+def read_gold(path: str | Path) -> list[GoldRecord]:
+    """The gold evidence records of a JSONL file (file:line:field errors)."""
+    return read_jsonl(path, GoldRecord, key="question_id")
 
 
 def load_gold(path: str | Path, questions: Sequence[Question]) -> dict[str, GoldRecord]:
     """Read gold evidence and check it against the questions (file:line errors)."""
-    return check_gold(read_jsonl(path, GoldRecord, key="question_id"), questions, path)
+    return check_gold(read_gold(path), questions, path)
 
 
 def check_gold(records: Iterable[GoldRecord], questions: Sequence[Question],

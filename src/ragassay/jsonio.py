@@ -1,4 +1,8 @@
-"""Writing files and folders so that a reader never sees half of one.
+"""Reading JSONL / YAML / JSON input with file:line:field errors, and writing files and
+folders so that a reader never sees half of one.
+
+Readers: every malformed line, undecodable byte or pydantic validation error becomes an
+:class:`~ragassay.errors.InputError` here, and nowhere else.
 
 The one atomic writer of the project: a file (report, JUnit, cache entry, index sidecar) or
 a whole folder (run folder, index, sweep) is written under a temporary sibling name, synced,
@@ -13,14 +17,118 @@ import json
 import os
 import secrets
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from .schema import InputError
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from .errors import InputError
 
 FILE_MODE = 0o666  # before the umask
 DIR_MODE = 0o777
+
+M = TypeVar("M", bound=BaseModel)
+
+
+# --- reading ---------------------------------------------------------------------------
+
+
+def parse_record(model: type[M], data: Any, path: str | Path, line: int | None = None) -> M:
+    """Validate one decoded record; a pydantic error becomes an :class:`InputError` naming
+    the first invalid field (``chunks.17.text``)."""
+    if not isinstance(data, dict):
+        raise InputError(path, f"expected a JSON object, got {type(data).__name__}", line=line)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err.get("loc", ())) or "(record)"
+        raise InputError(path, err.get("msg", "invalid value"), line=line,
+                         field=field) from None
+
+
+def _need_file(path: str | Path) -> Path:
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(p, "file not found")
+    return p
+
+
+def read_json(path: str | Path) -> Any:
+    """One JSON document; malformed JSON or text that is not UTF-8 names file and line."""
+    p = _need_file(path)
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(p, f"malformed JSON ({exc.msg}, column {exc.colno})",
+                         line=exc.lineno) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(p, f"not UTF-8 text (byte {exc.start})") from None
+
+
+def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, decoded_value)`` for each non-blank line, streaming."""
+    p = _need_file(path)
+    with p.open(encoding="utf-8") as fh:
+        line_no = 0
+        try:
+            for line_no, raw in enumerate(fh, start=1):  # noqa: B007 (read in except)
+                if not raw.strip():
+                    continue
+                try:
+                    yield line_no, json.loads(raw)
+                except json.JSONDecodeError as exc:
+                    raise InputError(p, f"malformed JSON ({exc.msg}, column {exc.colno})",
+                                     line=line_no) from None
+        except UnicodeDecodeError:
+            raise InputError(p, "not UTF-8 text", line=line_no + 1) from None
+
+
+def read_jsonl(path: str | Path, model: type[M], *, key: str | None = None) -> list[M]:
+    """Read a JSONL file of ``model`` records; with ``key``, refuse duplicate keys.
+
+    Each record remembers its line number (:func:`line_of`) for later errors.
+    """
+    seen: dict[str, int] = {}
+    out: list[M] = []
+    for line_no, data in iter_jsonl(path):
+        rec = parse_record(model, data, path, line_no)
+        if key is not None:
+            value = getattr(rec, key)
+            if value in seen:
+                raise InputError(path, f"duplicate {key} {value!r} (first on line {seen[value]})",
+                                 line=line_no, field=key)
+            seen[value] = line_no
+        if hasattr(rec, "_line"):
+            rec._line = line_no  # type: ignore[attr-defined]
+        out.append(rec)
+    return out
+
+
+def line_of(record: BaseModel) -> int | None:
+    """The JSONL line a record was read from, when it was read by :func:`read_jsonl`."""
+    return getattr(record, "_line", None)
+
+
+def read_yaml(path: str | Path) -> dict[str, Any]:
+    """Read a YAML mapping, with the line of a syntax error."""
+    p = _need_file(path)
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise InputError(p, f"malformed YAML ({getattr(exc, 'problem', exc)})", line=line) from None
+    except UnicodeDecodeError:
+        raise InputError(p, "not UTF-8 text") from None
+    if not isinstance(data, dict):
+        raise InputError(p, "expected a mapping at the top level")
+    return data
+
+
+# --- writing ---------------------------------------------------------------------------
 
 
 def _sibling(dest: Path, kind: str) -> Path:

@@ -22,8 +22,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .endpoint import EndpointError, OpenAICompatClient, deadline_after, map_bounded
+from .jsonio import read_jsonl
 from .metrics.answer import DECLINED_STATUSES
-from .schema import Answer, Chunk, read_jsonl
+from .schema import Answer, Chunk
 from .text import split_sentences
 
 Verdict = Literal["yes", "no", "unparsable"]

@@ -20,6 +20,7 @@ from .answer.prompt import build_prompt, count_tokens
 from .config import EvalConfig
 from .embed import embedder_from_meta
 from .endpoint import EndpointError, OpenAICompatClient, deadline_after, map_bounded
+from .errors import InputError
 from .index import Index
 from .retrieve import (
     BM25Retriever,
@@ -28,7 +29,7 @@ from .retrieve import (
     Ranking,
     VectorRetriever,
 )
-from .schema import Answer, InputError, Prediction, Question, RetrievedChunk, Usage
+from .schema import Answer, Prediction, Question, RetrievedChunk, Usage
 from .text import guess_language
 from .vector import ApproximateSearch, ExactSearch, VectorSearch
 

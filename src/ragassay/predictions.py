@@ -5,8 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from .schema import InputError, Prediction, Question, line_of, read_jsonl
+from .errors import InputError
+from .jsonio import line_of, read_jsonl
+from .schema import Prediction, Question
 from .store import Index
+
+
+def read_predictions(path: str | Path) -> list[Prediction]:
+    """The prediction records of a JSONL file (file:line:field errors); ids are checked
+    against questions and evidence by :func:`check_predictions`."""
+    return read_jsonl(path, Prediction, key="question_id")
 
 
 def load_predictions(path: str | Path, questions: Sequence[Question],
@@ -15,8 +23,7 @@ def load_predictions(path: str | Path, questions: Sequence[Question],
 
     A question without a prediction is not an error here: the run reports it as not measured.
     """
-    return check_predictions(read_jsonl(path, Prediction, key="question_id"), questions,
-                             store, path)
+    return check_predictions(read_predictions(path), questions, store, path)
 
 
 def check_predictions(preds: Iterable[Prediction], questions: Sequence[Question], store: Index,

@@ -12,10 +12,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .config import EvalConfig
-from .evaluate import judge, load_inputs, predict, score, summarize
+from .errors import InputError
+from .core import judge, load_inputs, predict, score, summarize
 from .ingest import file_sha256
 from .runfolder import RunResult, check_run_id
-from .schema import InputError
 
 
 def default_run_id(mode: str) -> str:

@@ -14,7 +14,6 @@ for a question with at least one failure label, ``failure_cases.jsonl`` (:class:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -22,8 +21,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .checks import Checks, Totals
-from .jsonio import FolderWriter, json_text, jsonl_text, write_folder
-from .schema import Answer, InputError, iter_jsonl, parse_record
+from .errors import InputError
+from .jsonio import (
+    FolderWriter,
+    iter_jsonl,
+    json_text,
+    jsonl_text,
+    parse_record,
+    read_json,
+    write_folder,
+)
+from .schema import Answer
 
 SCHEMA_VERSION = 1
 METRICS_JSON = "metrics.json"
@@ -266,13 +274,7 @@ def _need(path: Path) -> Path:
 def read_metrics(run_dir: str | Path) -> RunMetrics:
     """``metrics.json`` of a run folder, checked (field named on error)."""
     path = _need(Path(run_dir) / METRICS_JSON)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"malformed JSON ({exc.msg}, column {exc.colno})",
-                         line=exc.lineno) from None
-    except UnicodeDecodeError:
-        raise InputError(path, "not UTF-8 text") from None
+    data = read_json(path)
     if isinstance(data, dict) and data.get("schema_version") != SCHEMA_VERSION:
         got = data.get("schema_version")
         raise InputError(path, f"run folder schema_version {got!r}, this ragassay reads "

@@ -2,7 +2,7 @@
 
 :class:`Index` holds what scoring, gold anchoring and diagnosis read (chunks, documents,
 their order) plus the embedding rows as loaded; it neither builds, embeds nor searches, so
-this module imports no embedder, loader or HTTP code. :func:`load_chunk_file` makes one from
+this module imports no embedder, loader or HTTP code. :func:`read_chunks` makes one from
 a plain ``chunks.jsonl`` (evidence without embeddings). Building, the on-disk format and
 staleness live in :mod:`ragassay.index`.
 """
@@ -16,7 +16,9 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from .schema import SCHEMA_VERSION, Chunk, Document, InputError, read_jsonl
+from .errors import InputError
+from .jsonio import read_jsonl
+from .schema import SCHEMA_VERSION, Chunk, Document
 
 
 @dataclass
@@ -81,7 +83,7 @@ class ChunkRecord(BaseModel):
     page_span: tuple[int, int] | None = None
 
 
-def load_chunk_file(path: str | Path) -> Index:
+def read_chunks(path: str | Path) -> Index:
     """An evidence store from `chunks.jsonl` (`{chunk_id, doc_id?, text, page_span?}`).
 
     Chunk ids are arbitrary strings. `doc_id` defaults to the part of the id before `::`, or

@@ -14,9 +14,9 @@ from typing import Any
 
 from .checks import totals
 from .config import EvalConfig
-from .evaluate import Predicted, cost_summary, load_inputs, predict, score
+from .errors import InputError
+from .core import Predicted, cost_summary, load_inputs, predict, score
 from .jsonio import FolderWriter, json_text, write_folder
-from .schema import InputError
 
 SWEEP_HEADER = ["k", "thr", "recall@k", "found", "grounded", "right", "abstained",
                 "tokens", "calls"]

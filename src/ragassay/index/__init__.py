@@ -6,11 +6,11 @@
   sha256) with messages naming the file and field.
 - :mod:`.staleness`: :func:`fingerprint` and :func:`index_status` (is it up to date?).
 
-The chunk store itself, :class:`~ragassay.store.Index`, and :func:`load_chunk_file` live in
+The chunk store itself, :class:`~ragassay.store.Index`, and :func:`read_chunks` live in
 :mod:`ragassay.store` (no embedder or loader code); they are exported here too.
 """
 
-from ..store import ChunkRecord, Index, load_chunk_file
+from ..store import ChunkRecord, Index, read_chunks
 from .build import build_index, embed_chunks, measure_search
 from .format import EMBEDDINGS, INDEX_JSON, load_index, write_index
 from .staleness import fingerprint, index_status
@@ -24,7 +24,7 @@ __all__ = [
     "embed_chunks",
     "fingerprint",
     "index_status",
-    "load_chunk_file",
+    "read_chunks",
     "load_index",
     "measure_search",
     "write_index",

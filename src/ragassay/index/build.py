@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import vector
 from ..embed import Embedder, get_embedder
+from ..errors import InputError
 from ..ingest import (
     SUPPORTED_EXTENSIONS,
     check_chunking,
@@ -21,7 +22,7 @@ from ..ingest import (
     load_documents,
     scan_sources,
 )
-from ..schema import SCHEMA_VERSION, InputError
+from ..schema import SCHEMA_VERSION
 from ..store import Index
 from ..vector import ApproximateSearch, ExactSearch, ann_recall
 from .format import check_out_dir, embedding_record, npy_bytes, write_index

@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
+from ..errors import InputError
 from ..jsonio import FolderWriter, write_folder
-from ..schema import SCHEMA_VERSION, Chunk, Document, InputError
+from ..schema import SCHEMA_VERSION, Chunk, Document
 from ..store import Index
 
 INDEX_JSON = "index.json"

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ..embed import embedder_difference, get_embedder
+from ..errors import InputError
 from ..ingest import INGEST_VERSION, STRATEGY, file_sha256, scan_sources
-from ..schema import InputError
 from ..store import Index
 from .format import EMBEDDINGS, INDEX_JSON, load_index
 

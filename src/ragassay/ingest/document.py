@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..schema import Document, InputError
+from ..errors import InputError
+from ..schema import Document
 
 
 class PageSpan(NamedTuple):

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..schema import InputError
+from ..errors import InputError
 from .document import LoadedDocument, PageSpan, decode, new_document, normalize
 
 

@@ -12,7 +12,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from ..schema import InputError
+from ..errors import InputError
 from .document import LoadedDocument, PageSpan, decode, new_document, normalize
 
 

@@ -17,7 +17,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from ..schema import InputError
+from ..errors import InputError
 from .ir import Qrels, Run, parse_measure, rank_documents
 
 _QRELS_COLUMNS = "qid iter docid grade"

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError
 from ..metrics.stats import compare_paired, holm_bonferroni
 from ..runfolder import RunMetrics, read_metrics, read_run
-from ..schema import InputError
 
 
 def read_run_dir(run_dir: Path) -> dict[str, Any]:

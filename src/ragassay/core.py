@@ -24,7 +24,7 @@ from .answer.prompt import TOKENIZER, build_prompt, count_tokens
 from .checks import question_checks, totals
 from .config import EvalConfig
 from .diagnose import LABELS, UNOBSERVABLE, Case, count_labels, diagnose
-from .gold import QuestionGold, anchor_gold, check_gold, load_gold, load_questions
+from .gold import QuestionGold, anchor_gold, check_gold, load_gold, read_questions
 from .metrics.answer import DEFAULT_DECLINE_PHRASES, AnswerScores, score_answer
 from .metrics.retrieval import retrieval_scores
 from .metrics.stats import aggregate
@@ -40,7 +40,7 @@ from .runfolder import (
     RunResult,
 )
 from .schema import Chunk, Document, GoldRecord, Prediction, Question
-from .store import Index, load_chunk_file
+from .store import Index, read_chunks
 
 if TYPE_CHECKING:  # the pipeline pulls in retrievers and embedders: imported when used
     from .pipeline import Pipeline
@@ -91,7 +91,7 @@ def load_inputs(cfg: EvalConfig) -> Inputs:
     from .index import index_status, load_index
 
     assert cfg.questions_path is not None and cfg.gold_evidence_path is not None  # checked
-    questions = load_questions(cfg.questions_path)
+    questions = read_questions(cfg.questions_path)
     gold = load_gold(cfg.gold_evidence_path, questions)
     t0 = time.perf_counter()
     files = [Path(cfg.questions_path), Path(cfg.gold_evidence_path)]
@@ -100,7 +100,7 @@ def load_inputs(cfg: EvalConfig) -> Inputs:
         files += [Path(cfg.index_dir) / "index.json", Path(cfg.index_dir) / "embeddings.npy"]
     else:
         assert cfg.chunks_path is not None  # guaranteed by check_contract
-        store = load_chunk_file(cfg.chunks_path)
+        store = read_chunks(cfg.chunks_path)
     files += [Path(p) for p in (cfg.chunks_path, cfg.predictions_path) if p is not None]
     load_s = time.perf_counter() - t0
     stale = None

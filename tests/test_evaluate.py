@@ -1,0 +1,227 @@
+"""The evaluation core as a user meets it: the Python API, the run record and its folder,
+honest aggregates, the command line's paths, run ids, exit codes and file modes."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import ragassay
+from ragassay import evaluate
+from ragassay.cli import app
+from ragassay.config import EvalConfig
+from ragassay.core import NO_GOLD, NO_TERMS, NOT_CITED
+from ragassay.errors import InputError
+from ragassay.runfolder import check_run_id, read_run
+from ragassay.schema import (
+    Answer,
+    Chunk,
+    Citation,
+    GoldEvidence,
+    GoldRecord,
+    Prediction,
+    Question,
+    RetrievedChunk,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+SHOP = ROOT / "examples/shop_faq_de"
+runner = CliRunner()
+
+CHUNKS = [Chunk(chunk_id="faq::1", doc_id="faq", text="Die Lieferzeit beträgt 3 Werktage."),
+          Chunk(chunk_id="faq::2", doc_id="faq", text="Rücksendungen sind 14 Tage möglich."),
+          Chunk(chunk_id="faq::3", doc_id="faq", text="Wir liefern nach Österreich.")]
+
+
+def q(qid: str, must: list[str], answerable: bool = True, terms: list[str] | None = None
+      ) -> Question:
+    return Question(question_id=qid, question=f"Frage {qid}?", answerable=answerable,
+                    must_contain=must, expected_terms=terms or [])
+
+
+def pred(qid: str, ranked: list[str], text: str, cite: list[str],
+         status: str = "supported") -> Prediction:
+    return Prediction(question_id=qid,
+                      retrieved=[RetrievedChunk(chunk_id=c, score=1 - i / 10)
+                                 for i, c in enumerate(ranked)],
+                      answer=Answer(text=text, status=status,  # type: ignore[arg-type]
+                                    citations=[Citation(chunk_id=c) for c in cite]))
+
+
+def gold(qid: str, *chunk_ids: str, claim: str | None = None) -> GoldRecord:
+    return GoldRecord(question_id=qid, gold_evidence=[
+        GoldEvidence(chunk_id=c, doc_id="faq", support_claim=claim) for c in chunk_ids])
+
+
+QUESTIONS = [q("a", ["3 Werktage"]), q("b", ["14 Tage"], terms=["14"]),
+             q("c", [], answerable=False), q("d", ["Österreich"])]
+GOLD = [gold("a", "faq::1"), gold("b", "faq::2"), gold("c"), gold("d", "faq::3")]
+PREDS = [
+    pred("a", ["faq::1", "faq::2"], "3 Werktage.", ["faq::1"]),  # found, grounded, right
+    pred("b", ["faq::1", "faq::2"], "30 Tage.", ["faq::2"]),  # found@2, number not in source
+    pred("c", ["faq::3"], "Ich weiß es nicht.", [], status="insufficient"),  # declined: right
+]  # "d" has no prediction
+
+
+def test_the_api_scores_records_in_memory_with_hand_checked_verdicts() -> None:
+    result = evaluate(QUESTIONS, GOLD, PREDS, CHUNKS, EvalConfig(pipeline={"top_k": 2}))
+    verdicts = {r.question_id: (r.checks.found, r.checks.grounded, r.checks.right)
+                for r in result.questions}
+    assert verdicts == {"a": (True, True, True), "b": (True, False, False),
+                        "c": (None, True, True), "d": (None, None, None)}
+    assert result.question("b").scores["groundedness_reason"] == "number 30 Tage not in source"
+    assert result.question("d").not_measured == "no prediction for this question"
+    # found counts answerable questions only; "d" is not measured, never a silent 0
+    assert result.totals.line() == ("found@2 2/2 (1 not measured) · grounded 2/3 (1 not "
+                                    "measured) · right 2/3 (1 not measured)")
+    assert result.metrics.counts.without_prediction == 1
+    recall = result.metrics.retrieval["recall_at_5"]
+    assert (recall.mean, recall.n, recall.missing) == (1.0, 2, 2)
+    assert recall.missing_reasons == {"no prediction for this question": 1,
+                                      "unanswerable question (no gold)": 1}
+
+
+def test_the_api_checks_ids_like_the_file_readers() -> None:
+    with pytest.raises(InputError, match="unknown chunk 'faq::9'"):
+        evaluate(QUESTIONS, GOLD, [pred("a", ["faq::9"], "x", [])], CHUNKS)
+    with pytest.raises(InputError, match="gold for unknown question 'zz'"):
+        evaluate(QUESTIONS, [gold("zz", "faq::1")], [], CHUNKS)
+
+
+def test_a_written_run_reads_back_equal(tmp_path: Path) -> None:
+    result = evaluate(QUESTIONS, GOLD, PREDS, CHUNKS, EvalConfig(pipeline={"top_k": 2}))
+    folder = result.write(tmp_path / "run")
+    assert read_run(folder) == result
+    assert json.loads((folder / "metrics.json").read_text())["schema_version"] == 1
+    with pytest.raises(InputError, match="already exists"):
+        result.write(folder)
+
+
+def test_readme_api_example_gives_the_cli_metrics(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                  ) -> None:
+    monkeypatch.chdir(ROOT)
+    cli = runner.invoke(app, ["run", "-c", "examples/shop_faq_de/config.yaml", "--k", "3",
+                              "--run-id", "cli", "--output-root", str(tmp_path), "-q"])
+    assert cli.exit_code == 0, cli.output
+    # the README's example, as written there
+    cfg = ragassay.load_config("examples/shop_faq_de/config.yaml", {"pipeline.top_k": 3})
+    questions = ragassay.read_questions(cfg.questions_path)
+    result = ragassay.evaluate(questions, ragassay.read_gold(cfg.gold_evidence_path),
+                               ragassay.read_predictions(cfg.predictions_path),
+                               ragassay.read_chunks(cfg.chunks_path), cfg, run_id="cli")
+    api = result.metrics.model_dump(mode="json")
+    written = json.loads((tmp_path / "cli" / "metrics.json").read_text(encoding="utf-8"))
+    for m in (api, written):  # what the in-memory API cannot know: file hashes and timings
+        m.pop("timings")
+        m["provenance"].pop("inputs_sha256", None)
+        m["provenance"]["index"]["build"].pop("source_dir")
+    assert api == written
+    assert result.questions == read_run(tmp_path / "cli").questions
+
+
+def test_gold_that_cannot_be_placed_is_not_measured_never_zero() -> None:
+    broken = [gold("a", "faq::1"), gold("b", "faq::7", claim="Der Text steht nirgends"),
+              gold("c"), gold("d", "faq::3")]
+    result = evaluate(QUESTIONS, broken, PREDS, CHUNKS)
+    b = result.question("b")
+    assert b.scores["hallucination_flag"] is None and b.checks.found is None
+    assert b.missing["hallucination_flag"] == NO_GOLD
+    assert "evaluation_failure.no_gold_evidence" in b.failures
+    assert result.metrics.answer["hallucination_flag"].missing_reasons[NO_GOLD] == 1
+
+
+def test_fields_the_set_lacks_are_not_applicable_not_failures() -> None:
+    result = evaluate(QUESTIONS, GOLD, PREDS, CHUNKS)
+    assert result.metrics.not_applicable["answer_relevancy"] == {NO_TERMS: 2}
+    assert all("evaluation_failure.metric_missing" not in result.question(i).failures
+               for i in "abc")
+    # a supported answer that cites nothing keeps citation_accuracy from being measured
+    uncited = [pred("a", ["faq::1"], "3 Werktage.", []), *PREDS[1:]]
+    a = evaluate(QUESTIONS, GOLD, uncited, CHUNKS).question("a")
+    assert a.failures["evaluation_failure.metric_missing"] == {
+        "missing": {"citation_accuracy": NOT_CITED}}
+
+
+@pytest.mark.parametrize("bad", ["", " ", "a/b", "..", ".hidden", "a\nb", "x" * 129])
+def test_bad_run_ids_are_refused(bad: str) -> None:
+    with pytest.raises(InputError):
+        check_run_id(bad)
+
+
+def test_bad_run_id_exits_2(tmp_path: Path) -> None:
+    res = runner.invoke(app, ["run", "-c", str(SHOP / "config.yaml"), "--run-id", "a\nb",
+                              "--output-root", str(tmp_path)])
+    assert res.exit_code == 2 and "invalid run id" in res.output
+
+
+def test_command_line_values_apply_before_the_check_from_any_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a config with neither index_dir nor predictions: only the command line completes it
+    (tmp_path / "my.yaml").write_text(
+        f"questions_path: {SHOP / 'questions.jsonl'}\ngold_evidence_path: gold.jsonl\n"
+        "output_root: out\n", encoding="utf-8")
+    (tmp_path / "gold.jsonl").write_bytes((SHOP / "gold.jsonl").read_bytes())
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    (work / "P.jsonl").write_bytes((SHOP / "predictions.jsonl").read_bytes())
+    monkeypatch.chdir(work)
+    res = runner.invoke(app, ["run", "-c", "../my.yaml", "--predictions", "P.jsonl",
+                              "--chunks", str(SHOP / "chunks.jsonl"), "--run-id", "r", "-q"])
+    assert res.exit_code == 0, res.output
+    metrics = json.loads((tmp_path / "out" / "r" / "metrics.json").read_text())  # config-relative
+    assert "../gold.jsonl" in metrics["provenance"]["inputs_sha256"]
+
+
+def test_run_folder_and_reports_are_readable_by_others(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        result = evaluate(QUESTIONS, GOLD, PREDS, CHUNKS)
+        folder = result.write(tmp_path / "run")
+        res = runner.invoke(app, ["gate", str(folder), "--bar", "correct >= 0",
+                                  "--junit", str(tmp_path / "gate.xml")])
+    finally:
+        os.umask(old)
+    assert res.exit_code == 1  # one question not measured, none allowed
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o755
+    for path in [*folder.iterdir(), tmp_path / "gate.xml"]:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
+
+
+def test_export_trec_goes_into_the_run_folder_and_takes_rows_without_scores(
+        tmp_path: Path) -> None:
+    unscored = [p.model_copy(update={"retrieved": [RetrievedChunk(chunk_id=h.chunk_id)
+                                                   for h in p.retrieved]}) for p in PREDS]
+    folder = evaluate(QUESTIONS, GOLD, unscored, CHUNKS, run_id="my run").write(tmp_path / "r")
+    res = runner.invoke(app, ["export-trec", str(folder)])
+    assert res.exit_code == 0, res.output
+    lines = (folder / "trec" / "run.trec").read_text().splitlines()
+    assert lines[0] == "a Q0 faq::1 1 -1.0 my_run"
+
+
+def test_a_bug_is_an_internal_error_not_bad_input(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ValueError("boom")
+
+    monkeypatch.setattr("ragassay.core.score_answer", broken)
+    args = ["run", "-c", str(SHOP / "config.yaml"), "--output-root", str(tmp_path), "-q"]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 4 and "internal error: ValueError: boom" in res.output
+    assert "Traceback" not in res.output
+    res = runner.invoke(app, ["--debug", *args, "--run-id", "d"])
+    assert res.exit_code == 4 and "Traceback" in res.output
+
+
+def test_a_run_folder_without_provenance_is_bad_input(tmp_path: Path) -> None:
+    folder = evaluate(QUESTIONS, GOLD, PREDS, CHUNKS).write(tmp_path / "r")
+    data = json.loads((folder / "metrics.json").read_text())
+    del data["provenance"]
+    (folder / "metrics.json").write_text(json.dumps(data))
+    res = runner.invoke(app, ["gate", str(folder), "--bar", "correct>=0"])
+    assert res.exit_code == 2
+    assert "metrics.json: field 'provenance'" in res.output
