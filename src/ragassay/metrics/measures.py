@@ -499,12 +499,12 @@ def canonical_name(text: str | Measure) -> str:
 
 def _unknown_message(text: str, cutoff: object) -> str:
     base, _ = _split(str(text).strip().lower())
-    close = difflib.get_close_matches(base, list(_ALIASES), n=3, cutoff=0.5)
-    suggestions = sorted({
+    close = difflib.get_close_matches(base, list(_ALIASES), n=3, cutoff=0.6)  # best first
+    suggestions = list(dict.fromkeys(
         f"{_ALIASES[c]}_at_{cutoff}" if cutoff is not None and _INFO[_ALIASES[c]].takes_cutoff
         else _ALIASES[c]
         for c in close
-    })
+    ))
     hint = f"did you mean {' or '.join(suggestions)}? " if suggestions else ""
     return (f"unknown measure {text!r}; {hint}valid measures: {', '.join(RETRIEVAL_FAMILIES)}"
             f" (retrieval), {', '.join(ANSWER_MEASURES)} (answer)")
