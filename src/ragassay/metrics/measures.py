@@ -90,8 +90,8 @@ class Relevance:
     @classmethod
     def one(cls, grades: Sequence[float], ideal: Sequence[float]) -> Relevance:
         """One query: the grades of its ranked documents and its relevant grades, descending."""
-        one = cls(np.array([grades or (0,)], dtype=np.float64),
-                  np.array([ideal or (0,)], dtype=np.float64),
+        one = cls(np.array([grades if len(grades) else (0,)], dtype=np.float64),
+                  np.array([ideal if len(ideal) else (0,)], dtype=np.float64),
                   np.array([len(ideal)], dtype=np.float64))
         one.num_rel_or_one = np.array([[len(ideal) or 1]], dtype=np.float64)
         return one
