@@ -54,6 +54,8 @@ class _cached(Generic[_T]):  # noqa: N801 - used as a decorator, like functools.
         self.__doc__ = fn.__doc__
 
     def __get__(self, obj: object, owner: type | None = None) -> _T:
+        if obj is None:  # looked up on the class (help(), doc tools)
+            return self  # type: ignore[return-value]
         value = self.fn(obj)
         obj.__dict__[self.name] = value  # shadows this descriptor from now on
         return value
@@ -201,6 +203,8 @@ def _pad(flat: Sequence[float], lengths: Sequence[int]) -> np.ndarray:
 
 
 # --- the kernels: (q, len(cutoffs)) values, one column per cutoff --------------------------
+# Each is registered with its formula in the table below; a new retrieval measure is a
+# kernel here and one MeasureInfo there, nothing else.
 
 
 def _precision(r: Relevance, cutoffs: Cutoffs) -> np.ndarray:

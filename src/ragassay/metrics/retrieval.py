@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .measures import Measure, Relevance, measure_info
+from .measures import Kernel, Measure, Relevance, measure_info
 
 HIT_POLICIES = ("any", "all")
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)
@@ -35,8 +35,16 @@ RAG_UNCUT: tuple[str, ...] = ("map",)
 
 Score = float | int | None
 
-_CUT_KERNELS = tuple(measure_info(family).kernel for family in RAG_CUT_FAMILIES)
-_UNCUT = tuple((str(Measure(family)), measure_info(family).kernel) for family in RAG_UNCUT)
+
+def _kernel(family: str) -> Kernel:
+    kernel = measure_info(family).kernel
+    if kernel is None:
+        raise TypeError(f"{family} has no kernel: not a retrieval measure")
+    return kernel
+
+
+_CUT_KERNELS = tuple(_kernel(family) for family in RAG_CUT_FAMILIES)
+_UNCUT = tuple((str(Measure(family)), _kernel(family)) for family in RAG_UNCUT)
 _HIT = RAG_CUT_FAMILIES.index("hit")
 
 
@@ -127,7 +135,7 @@ def _scores(grades: tuple[int, ...], ideal: tuple[int, ...], ks: tuple[int, ...]
     judged = Relevance.one(grades, ideal)
     cutoffs = list(ks)
     # (families, cutoffs): one kernel call per family, as evaluate makes
-    cut = np.concatenate([kernel(judged, cutoffs) for kernel in _CUT_KERNELS])  # type: ignore[misc]
+    cut = np.concatenate([kernel(judged, cutoffs) for kernel in _CUT_KERNELS])
     if hit_policy == "all":
         cut[_HIT] = judged.found_at(cutoffs)[0] == len(ideal)
     row: dict[str, Score] = {}
@@ -135,7 +143,7 @@ def _scores(grades: tuple[int, ...], ideal: tuple[int, ...], ks: tuple[int, ...]
         row.update(zip(keys, values, strict=True))
         row[keys[_HIT]] = int(values[_HIT])
     for key, kernel in _UNCUT:
-        row[key] = kernel(judged, [None]).item()  # type: ignore[misc]
+        row[key] = kernel(judged, [None]).item()
     row["rank"] = int(judged.first_or_one[0, 0]) if judged.found[0, -1] else 0
     row["num_gold"] = len(ideal)
     row["num_retrieved"] = len(grades)

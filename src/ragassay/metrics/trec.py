@@ -18,7 +18,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ..schema import InputError
-from .ir import Qrels, Run, parse_measure, rank_documents
+from .ir import Qrels, Run, rank_documents
+from .measures import parse_measure
 
 _QRELS_COLUMNS = "qid iter docid grade"
 _RUN_COLUMNS = "qid Q0 docid rank score tag"
