@@ -9,6 +9,7 @@ import pytest
 
 from ragassay.errors import InputError
 from ragassay.metrics.ir import Measure, evaluate, list_measures, parse_measure, rank_documents
+from ragassay.metrics.measures import canonical_name
 from ragassay.metrics.trec import format_results, read_qrels, read_run, write_qrels, write_run
 
 # --- measure names ------------------------------------------------------------------------
@@ -46,7 +47,7 @@ def test_parse_spellings(text: str, expected: Measure) -> None:
 
 
 def test_canonical_and_trec_names() -> None:
-    assert str(Measure("ndcg", 5)) == "ndcg@5"
+    assert str(Measure("ndcg", 5)) == "ndcg_at_5"
     assert str(Measure("map")) == "map"
     assert parse_measure(str(Measure("precision", 3))) == Measure("precision", 3)
     assert [parse_measure(t).trec_name for t in ("ndcg@5", "P@5", "recall@10", "mrr", "map",
@@ -58,7 +59,7 @@ def test_canonical_and_trec_names() -> None:
 
 
 def test_unknown_measure_suggests_nearest() -> None:
-    with pytest.raises(ValueError, match=r"unknown measure 'ndgc@5'; did you mean ndcg@5"):
+    with pytest.raises(ValueError, match=r"unknown measure 'ndgc@5'; did you mean ndcg_at_5"):
         parse_measure("ndgc@5")
     with pytest.raises(ValueError, match="valid measures: precision, recall"):
         parse_measure("bleu")
@@ -97,7 +98,8 @@ RUN = {"q1": {"a": 0.9, "b": 0.8, "c": 0.7, "x": 1.0}}
 
 
 def score(metric: str, qrels: dict = QRELS, run: dict = RUN, **kw: object) -> float:
-    return evaluate(qrels, run, [metric], **kw)["per_query"]["q1"][metric]  # type: ignore[arg-type]
+    row = evaluate(qrels, run, [metric], **kw)["per_query"]["q1"]  # type: ignore[arg-type]
+    return row[canonical_name(metric)]
 
 
 def test_closed_forms() -> None:
@@ -150,8 +152,8 @@ def test_query_sets() -> None:
     # q2 judged but not retrieved: 0 (trec_eval -c); q3 has no relevant doc: evaluated, 0;
     # q4 has no judgments and q9 no qrels: ignored.
     assert list(zero["per_query"]) == ["q1", "q2", "q3"]
-    assert zero["per_query"]["q2"] == {"map": 0.0, "precision@1": 0.0}
-    assert zero["mean"] == {"map": 1 / 3, "precision@1": 1 / 3}
+    assert zero["per_query"]["q2"] == {"map": 0.0, "precision_at_1": 0.0}
+    assert zero["mean"] == {"map": 1 / 3, "precision_at_1": 1 / 3}
     skip = evaluate(qrels, run, ["map"], missing_queries="skip")
     assert list(skip["per_query"]) == ["q1", "q3"]
     assert skip["mean"] == {"map": 1 / 2}
@@ -159,14 +161,15 @@ def test_query_sets() -> None:
 
 def test_empty_inputs() -> None:
     out = evaluate({}, {}, ["ndcg@10"])
-    assert out == {"per_query": {}, "mean": {"ndcg@10": None}}
+    assert out == {"per_query": {}, "mean": {"ndcg_at_10": None}}
     empty_ranking = evaluate({"q1": {"a": 1}}, {"q1": {}}, ["ndcg@10", "mrr", "r_precision"])
-    assert empty_ranking["per_query"]["q1"] == {"ndcg@10": 0.0, "mrr": 0.0, "r_precision": 0.0}
+    assert empty_ranking["per_query"]["q1"] == {"ndcg_at_10": 0.0, "mrr": 0.0,
+                                                "r_precision": 0.0}
 
 
 def test_measures_are_deduplicated_in_request_order() -> None:
     out = evaluate(QRELS, RUN, ["P@2", "map", "precision@2", Measure("ndcg", 3)])
-    assert list(out["mean"]) == ["precision@2", "map", "ndcg@3"]
+    assert list(out["mean"]) == ["precision_at_2", "map", "ndcg_at_3"]
 
 
 def test_bad_missing_policy() -> None:

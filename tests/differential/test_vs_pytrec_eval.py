@@ -8,7 +8,7 @@ pytrec_eval quirks worked around here (see cvangysel/pytrec_eval#38 and #57): an
 is used for one ``evaluate`` call only, every evaluator gets the same measure set, and the
 uncut ``ndcg`` measure (which hung in our runs after many evaluators) is compared as
 ``ndcg_cut_1000``, which equals it for rankings and judgments shorter than 1000.
-``recip_rank`` is uncut, so ``mrr@k`` is compared with ``recip_rank`` on the run cut to its
+``recip_rank`` is uncut, so ``mrr_at_k`` is compared with ``recip_rank`` on the run cut to its
 top k documents.
 """
 
@@ -29,11 +29,11 @@ TOLERANCE = 1e-9
 CUTS = (1, 3, 5, 10)
 # Our measure name -> pytrec_eval measure name.
 PAIRS: dict[str, str] = {
-    **{f"precision@{k}": f"P_{k}" for k in CUTS},
-    **{f"recall@{k}": f"recall_{k}" for k in CUTS},
-    **{f"ndcg@{k}": f"ndcg_cut_{k}" for k in CUTS},
-    **{f"hit@{k}": f"success_{k}" for k in (1, 5, 10)},
-    "map@5": "map_cut_5",
+    **{f"precision_at_{k}": f"P_{k}" for k in CUTS},
+    **{f"recall_at_{k}": f"recall_{k}" for k in CUTS},
+    **{f"ndcg_at_{k}": f"ndcg_cut_{k}" for k in CUTS},
+    **{f"hit_at_{k}": f"success_{k}" for k in (1, 5, 10)},
+    "map_at_5": "map_cut_5",
     "map": "map",
     "mrr": "recip_rank",
     "r_precision": "Rprec",
@@ -94,10 +94,10 @@ def test_evaluate_matches_pytrec_eval(case: tuple[dict, dict]) -> None:
 @settings(max_examples=300, deadline=None)
 def test_mrr_at_k_matches_recip_rank_on_cut_run(case: tuple[dict, dict], k: int) -> None:
     qrels, run = case
-    ours = evaluate(qrels, run, [f"mrr@{k}"], missing_queries="skip")["per_query"]
+    ours = evaluate(qrels, run, [f"mrr_at_{k}"], missing_queries="skip")["per_query"]
     ref = reference(qrels, cut_run(run, k), frozenset({"recip_rank"}))
     for qid, values in ref.items():
-        assert ours[qid][f"mrr@{k}"] == pytest.approx(values["recip_rank"], abs=TOLERANCE)
+        assert ours[qid][f"mrr_at_{k}"] == pytest.approx(values["recip_rank"], abs=TOLERANCE)
 
 
 def test_missing_queries_zero_matches_trec_eval_c() -> None:

@@ -1,10 +1,10 @@
 """General IR evaluation with trec_eval semantics: qrels + run -> per-query and mean scores.
 
-What a measure *is* (:class:`Measure`, a parsed value with a canonical text form such as
-``ndcg@5``) is kept apart from how it is computed (one vectorised kernel per measure over a
-(num_queries, depth) matrix of relevance grades).
-
-Semantics, the same as trec_eval (``tests/differential`` checks them against pytrec_eval):
+What a measure *is* and its formula live in :mod:`ragassay.metrics.measures` (the one
+table: :class:`Measure`, canonical text such as ``ndcg_at_5``, aliases such as ``ndcg@5``
+and ``ndcg_cut.5``, and one vectorised kernel per family). This module turns qrels and a run
+into the :class:`~ragassay.metrics.measures.Relevance` matrix the kernels read, with
+trec_eval's rules (``tests/differential`` checks them against pytrec_eval):
 
 - Ranking: documents by score descending; equal scores are ordered by document id
   *descending* (trec_eval's sort order, byte-wise, which for ``str`` is code-point order).
@@ -22,180 +22,37 @@ Semantics, the same as trec_eval (``tests/differential`` checks them against pyt
 
 from __future__ import annotations
 
-import difflib
 import math
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
 from typing import Literal
 
 import numpy as np
 
+from .measures import (
+    Measure,
+    MeasureInfo,
+    Relevance,
+    list_measures,
+    parse_measure,
+    parse_measures,
+)
+
+__all__ = [
+    "Measure",
+    "MeasureInfo",
+    "Qrels",
+    "Run",
+    "evaluate",
+    "list_measures",
+    "parse_measure",
+    "parse_measures",
+    "rank_documents",
+]
+
 Qrels = Mapping[str, Mapping[str, int]]
 Run = Mapping[str, Mapping[str, float] | Sequence[str]]
 MissingQueries = Literal["zero", "skip"]
-CutoffRule = Literal["required", "optional", "none"]
-
-
-# --- what a measure is --------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class MeasureInfo:
-    """A measure family: its canonical name, cutoff rule, formula and trec_eval name."""
-
-    name: str
-    cutoff: CutoffRule
-    formula: str
-    trec_eval: str
-
-
-_INFO: dict[str, MeasureInfo] = {
-    info.name: info
-    for info in (
-        MeasureInfo(
-            "precision", "required", "P@k = |rel ∩ top-k| / k (divided by k even when fewer "
-            "than k were retrieved)", "P_k"),
-        MeasureInfo(
-            "recall", "optional", "recall@k = |rel ∩ top-k| / |rel| (0 when |rel| = 0); "
-            "uncut: over the whole ranking", "recall_k"),
-        MeasureInfo(
-            "hit", "required", "hit@k = 1 if any relevant document is in the top k, else 0",
-            "success_k"),
-        MeasureInfo(
-            "mrr", "optional", "mrr@k = 1 / rank of the first relevant document if that rank "
-            "<= k, else 0; uncut: trec_eval recip_rank", "recip_rank"),
-        MeasureInfo(
-            "ndcg", "optional", "ndcg@k = DCG@k / IDCG@k, DCG@k = sum_{i<=k} grade_i / "
-            "log2(i + 1) over relevant documents, IDCG@k the DCG of all relevant grades "
-            "sorted descending (0 when there is no relevant document)", "ndcg_cut_k"),
-        MeasureInfo(
-            "map", "optional", "AP = (1 / |rel|) * sum over relevant ranks i (<= k when cut) "
-            "of P@i (0 when |rel| = 0)", "map / map_cut_k"),
-        MeasureInfo(
-            "r_precision", "none", "R-precision = |rel ∩ top-R| / R with R = |rel| "
-            "(0 when R = 0)", "Rprec"),
-    )
-}
-
-# Accepted spellings of each family name (lower case), mapped to the canonical name.
-_ALIASES: dict[str, str] = {
-    "precision": "precision", "p": "precision",
-    "recall": "recall",
-    "hit": "hit", "success": "hit",
-    "mrr": "mrr", "recip_rank": "mrr", "reciprocal_rank": "mrr",
-    "ndcg": "ndcg", "ndcg_cut": "ndcg",
-    "map": "map", "ap": "map", "map_cut": "map",
-    "r_precision": "r_precision", "rprec": "r_precision", "r-precision": "r_precision",
-}
-
-_CUT_SUFFIX = re.compile(r"^(?P<base>.+?)_(?P<cutoff>-?\d+)$")
-
-
-@dataclass(frozen=True)
-class Measure:
-    """A measure with its cutoff, e.g. ``Measure("ndcg", 5)``; ``str()`` gives ``ndcg@5``.
-
-    Usable as a dict key; :meth:`parse` accepts the spellings listed in
-    :func:`parse_measure`.
-    """
-
-    name: str
-    cutoff: int | None = None
-
-    def __post_init__(self) -> None:
-        info = _INFO.get(self.name)
-        if info is None:
-            raise ValueError(_unknown_message(self.name, self.cutoff))
-        if self.cutoff is not None:
-            if isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int):
-                raise ValueError(f"{self.name}: cutoff must be an integer, got {self.cutoff!r}")
-            if self.cutoff <= 0:
-                raise ValueError(f"{self.name}: cutoff must be >= 1, got {self.cutoff}")
-            if info.cutoff == "none":
-                raise ValueError(f"{self.name} takes no cutoff (got @{self.cutoff})")
-        elif info.cutoff == "required":
-            raise ValueError(f"{self.name} needs a cutoff, e.g. {self.name}@10")
-
-    def __str__(self) -> str:
-        return self.name if self.cutoff is None else f"{self.name}@{self.cutoff}"
-
-    @property
-    def trec_name(self) -> str:
-        """The name trec_eval prints for this measure (``ndcg_cut_5``, ``P_5``, ``Rprec``).
-
-        ``mrr@k`` has no trec_eval counterpart and prints as ``recip_rank_cut_k``.
-        """
-        k = self.cutoff
-        names = {
-            "precision": f"P_{k}",
-            "recall": "recall" if k is None else f"recall_{k}",
-            "hit": f"success_{k}",
-            "mrr": "recip_rank" if k is None else f"recip_rank_cut_{k}",
-            "ndcg": "ndcg" if k is None else f"ndcg_cut_{k}",
-            "map": "map" if k is None else f"map_cut_{k}",
-            "r_precision": "Rprec",
-        }
-        return names[self.name]
-
-    @classmethod
-    def parse(cls, text: str | Measure) -> Measure:
-        return parse_measure(text)
-
-
-def parse_measure(text: str | Measure) -> Measure:
-    """Parse a measure name; case-insensitive.
-
-    Accepted: ``name@k`` (``ndcg@5``, ``P@5``, ``precision@5``, ``recall@10``, ``mrr@10``,
-    ``hit@5``, ``map@100``), trec_eval's ``name.k`` and ``name_k`` (``ndcg_cut.5``,
-    ``ndcg_cut_5``, ``P.5``, ``P_5``, ``recall.10``, ``success_5``, ``map_cut_10``), and
-    uncut names ``map``, ``mrr`` / ``recip_rank``, ``ndcg``, ``recall``, ``r_precision`` /
-    ``Rprec``. Raises ValueError for an unknown name (suggesting the nearest valid ones), a
-    cutoff <= 0, a missing cutoff where one is required, or a cutoff where none is allowed.
-    """
-    if isinstance(text, Measure):
-        return text
-    raw = str(text).strip()
-    lowered = raw.lower()
-    base, cutoff_text = lowered, None
-    if "@" in lowered:
-        base, cutoff_text = lowered.split("@", 1)
-    elif "." in lowered:
-        base, cutoff_text = lowered.split(".", 1)
-    elif (match := _CUT_SUFFIX.match(lowered)) and match["base"] in _ALIASES:
-        base, cutoff_text = match["base"], match["cutoff"]
-    name = _ALIASES.get(base)
-    if name is None:
-        raise ValueError(_unknown_message(raw, cutoff_text))
-    cutoff: int | None = None
-    if cutoff_text is not None:
-        try:
-            cutoff = int(cutoff_text)
-        except ValueError:
-            raise ValueError(
-                f"measure {raw!r}: cutoff {cutoff_text!r} is not an integer >= 1"
-            ) from None
-    try:
-        return Measure(name, cutoff)
-    except ValueError as exc:
-        raise ValueError(f"measure {raw!r}: {exc}") from None
-
-
-def _unknown_message(text: str, cutoff: object) -> str:
-    base = text.lower().split("@")[0].split(".")[0]
-    suffix = "" if cutoff is None else f"@{cutoff}"
-    close = difflib.get_close_matches(base, list(_ALIASES), n=3, cutoff=0.5)
-    suggestions = sorted({f"{_ALIASES[c]}{suffix if _INFO[_ALIASES[c]].cutoff != 'none' else ''}"
-                          for c in close})
-    valid = ", ".join(_INFO)
-    hint = f"did you mean {' or '.join(suggestions)}? " if suggestions else ""
-    return f"unknown measure {text!r}; {hint}valid measures: {valid} (see list_measures())"
-
-
-def list_measures() -> list[MeasureInfo]:
-    """Every measure family with its cutoff rule, formula and trec_eval name."""
-    return list(_INFO.values())
 
 
 # --- ranking ------------------------------------------------------------------------------
@@ -233,118 +90,7 @@ def _ranking(qid: str, entry: Mapping[str, float] | Sequence[str], keep_order: b
     return docs
 
 
-# --- how measures are computed ------------------------------------------------------------
-
-
-@dataclass
-class _Batch:
-    """Relevance of the ranked documents of every evaluated query, padded with 0."""
-
-    grades: np.ndarray  # (q, depth) grade of the document at each rank (0 when unjudged/pad)
-    ideal: np.ndarray  # (q, max_rel) relevant grades sorted descending, padded with 0
-    num_rel: np.ndarray  # (q,) number of relevant judged documents
-
-    @property
-    def relevant(self) -> np.ndarray:
-        return self.grades >= 1
-
-    def cut(self, k: int | None) -> np.ndarray:
-        rel = self.relevant
-        return rel if k is None else rel[:, :k]
-
-    def over_num_rel(self, counts: np.ndarray) -> np.ndarray:
-        """counts / num_rel, with 0 where there is no relevant document."""
-        return np.divide(counts, self.num_rel, out=np.zeros(len(counts)), where=self.num_rel > 0)
-
-
-def _discount(n: int) -> np.ndarray:
-    return 1.0 / np.log2(np.arange(2, n + 2, dtype=np.float64))
-
-
-def _precision(b: _Batch, k: int | None) -> np.ndarray:
-    assert k is not None  # guaranteed by Measure
-    return b.cut(k).sum(axis=1) / k
-
-
-def _recall(b: _Batch, k: int | None) -> np.ndarray:
-    return b.over_num_rel(b.cut(k).sum(axis=1))
-
-
-def _hit(b: _Batch, k: int | None) -> np.ndarray:
-    return b.cut(k).any(axis=1).astype(np.float64)
-
-
-def _mrr(b: _Batch, k: int | None) -> np.ndarray:
-    rel = b.cut(k)
-    first = rel.argmax(axis=1)  # index of the first True (0 when none: masked below)
-    return np.where(rel.any(axis=1), 1.0 / (first + 1.0), 0.0)
-
-
-def _ndcg(b: _Batch, k: int | None) -> np.ndarray:
-    gains = np.where(b.relevant, b.grades, 0.0)
-    gains = gains if k is None else gains[:, :k]
-    ideal = b.ideal if k is None else b.ideal[:, :k]
-    dcg = gains @ _discount(gains.shape[1])
-    idcg = ideal @ _discount(ideal.shape[1])
-    return np.divide(dcg, idcg, out=np.zeros(len(dcg)), where=idcg > 0)
-
-
-def _average_precision(b: _Batch, k: int | None) -> np.ndarray:
-    rel = b.cut(k)
-    precision_at_i = np.cumsum(rel, axis=1) / np.arange(1, rel.shape[1] + 1)
-    return b.over_num_rel((precision_at_i * rel).sum(axis=1))
-
-
-def _r_precision(b: _Batch, k: int | None) -> np.ndarray:
-    found_at = np.cumsum(b.relevant, axis=1)
-    out = np.zeros(len(b.num_rel))
-    cut = np.minimum(b.num_rel, found_at.shape[1]).astype(np.int64) - 1  # last rank in top R
-    has = b.num_rel > 0
-    rows = np.flatnonzero(has)
-    out[has] = found_at[rows, cut[has]] / b.num_rel[has]
-    return out
-
-
-_KERNELS: dict[str, Callable[[_Batch, int | None], np.ndarray]] = {
-    "precision": _precision,
-    "recall": _recall,
-    "hit": _hit,
-    "mrr": _mrr,
-    "ndcg": _ndcg,
-    "map": _average_precision,
-    "r_precision": _r_precision,
-}
-
-
-def _pad(flat: list[float], lengths: list[int]) -> np.ndarray:
-    """Lay out concatenated rows of the given lengths as a zero-padded float matrix.
-
-    At least one column, so kernels never reduce over an empty axis; a padded 0 is a
-    non-relevant document and changes no measure.
-    """
-    counts = np.asarray(lengths, dtype=np.int64)
-    width = max(1, int(counts.max()) if len(counts) else 0)
-    out = np.zeros((len(counts), width), dtype=np.float64)
-    if flat:
-        row_idx = np.repeat(np.arange(len(counts)), counts)
-        starts = np.repeat(np.cumsum(counts) - counts, counts)
-        out[row_idx, np.arange(len(flat)) - starts] = flat
-    return out
-
-
 # --- public API ---------------------------------------------------------------------------
-
-
-def parse_measures(metrics: Iterable[str | Measure]) -> list[Measure]:
-    """Parse measure names, dropping repeats (first occurrence keeps its place)."""
-    if isinstance(metrics, (str, Measure)):
-        metrics = [metrics]
-    out: list[Measure] = []
-    for m in metrics:
-        measure = parse_measure(m)
-        if measure not in out:
-            out.append(measure)
-    return out
 
 
 def evaluate(
@@ -362,12 +108,16 @@ def evaluate(
     {qid: [doc_id, ...]} (ranked as given). ``metrics``: names or :class:`Measure` values.
 
     Returns ``{"per_query": {qid: {measure: value}}, "mean": {measure: value}}`` with
-    measures keyed by their canonical text (``"ndcg@5"``), queries in sorted order, and the
-    mean over the per-query rows (None when no query was evaluated).
-    Raises ValueError for unknown measures, duplicate documents in a ranked list,
+    measures keyed by their canonical text (``"ndcg_at_5"``, ``"map"``), queries in sorted
+    order, and the mean over the per-query rows (None when no query was evaluated).
+    Raises ValueError for unknown or answer measures, duplicate documents in a ranked list,
     non-numeric or non-finite scores, and an unknown ``missing_queries`` policy.
     """
     measures = parse_measures(metrics)
+    for m in measures:
+        if m.info.kernel is None:
+            raise ValueError(f"{m} is an {m.group} measure, computed per question by "
+                             "ragassay.metrics.answer; evaluate computes retrieval measures")
     if missing_queries not in ("zero", "skip"):
         raise ValueError(f"missing_queries must be 'zero' or 'skip', got {missing_queries!r}")
     judged = sorted((q for q, judgments in qrels.items() if judgments), key=str)
@@ -442,9 +192,15 @@ def _score_columns(
         for qid in qids:  # the rare path: find the query to name
             if isinstance(run[qid], Mapping):
                 _check_scores(qid, run[qid])
-    batch = _Batch(
-        grades=_pad(grades, depths),
-        ideal=_pad(ideal, num_rel),
-        num_rel=np.asarray(num_rel, dtype=np.float64),
-    )
-    return {str(m): _KERNELS[m.name](batch, m.cutoff).tolist() for m in measures}
+    judged = Relevance.from_flat(grades, depths, ideal, num_rel)
+    # One kernel call per family, for all the cutoffs asked of it.
+    by_family: dict[MeasureInfo, list[Measure]] = {}
+    for m in measures:
+        by_family.setdefault(m.info, []).append(m)
+    columns: dict[str, list[float]] = {}
+    for info, family in by_family.items():
+        assert info.kernel is not None  # checked by evaluate
+        values = info.kernel(judged, [m.cutoff for m in family])
+        for j, m in enumerate(family):
+            columns[str(m)] = values[:, j].tolist()
+    return columns

@@ -1,38 +1,56 @@
-"""Per-question retrieval metrics over one ranked list of chunk ids (DESIGN.md §4).
+"""Per-question retrieval metrics of a RAG run: the RAG rules over the measure kernels.
 
-All metrics are computed over the *de-duplicated* ranking: a chunk id that occurs more than
-once keeps its first (best) position and later copies are dropped, so a retriever cannot
-earn credit twice for one chunk. The order given is the ranking; there are no ties.
+The formulas are the measure table's (:mod:`ragassay.metrics.measures`): each value comes
+from the same kernel :func:`ragassay.metrics.ir.evaluate` uses, so the two agree with each
+other and with trec_eval (``recall.k``, ``P.k``, ``recip_rank`` on the run cut at k,
+``ndcg_cut.k``, ``map``, ``success.k``; ``tests/differential`` checks this against
+pytrec_eval). What this module adds are the rules of a RAG question (DESIGN.md §4):
 
-Relevance follows trec_eval's default relevance level 1: a gold chunk with grade >= 1 is
-relevant, a gold chunk with grade <= 0 is judged non-relevant (it counts as a miss, with
-gain 0). Graded gain is used only by nDCG; every other metric is binary.
-
-The values agree with trec_eval (`recall.k`, `P.k`, `recip_rank` on the run cut at k,
-`ndcg_cut.k`, `map`, `success.k`) to floating-point precision; the differential suite in
-``tests/differential`` checks this against pytrec_eval.
+- The ranking is the order given (no scores, no ties), *de-duplicated*: a chunk id that
+  occurs more than once keeps its first (best) position and later copies are dropped, so a
+  retriever cannot earn credit twice for one chunk.
+- Relevance follows trec_eval's default relevance level 1: a gold chunk with grade >= 1 is
+  relevant, a gold chunk with grade <= 0 is judged non-relevant (a miss, with gain 0).
+- A question without relevant gold is not measurable: every metric is None (not 0), so the
+  aggregation leaves it out of the means and reports it as missing.
+- The hit policy ``"all"`` counts a hit at k only when *every* relevant chunk is in the top
+  k (|rel ∩ top-k| = |rel|); ``"any"`` is the ``hit`` measure (at least one).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
+
+import numpy as np
+
+from .measures import Kernel, Measure, Relevance, measure_info
 
 HIT_POLICIES = ("any", "all")
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)
+RAG_CUT_FAMILIES: tuple[str, ...] = ("recall", "precision", "hit", "mrr", "ndcg")
+"""The measure families of a question row at each cutoff k (``recall_at_k`` ...)."""
+RAG_UNCUT: tuple[str, ...] = ("map",)
+"""The uncut measures of a question row."""
 
 Score = float | int | None
 
 
+def _kernel(family: str) -> Kernel:
+    kernel = measure_info(family).kernel
+    if kernel is None:
+        raise TypeError(f"{family} has no kernel: not a retrieval measure")
+    return kernel
+
+
+_CUT_KERNELS = tuple(_kernel(family) for family in RAG_CUT_FAMILIES)
+_UNCUT = tuple((str(Measure(family)), _kernel(family)) for family in RAG_UNCUT)
+_HIT = RAG_CUT_FAMILIES.index("hit")
+
+
 def dedupe_ranking(ranked: Sequence[str]) -> list[str]:
     """Return ``ranked`` with later repeats of a chunk id removed (first occurrence wins)."""
-    seen: set[str] = set()
-    out: list[str] = []
-    for chunk_id in ranked:
-        if chunk_id not in seen:
-            seen.add(chunk_id)
-            out.append(chunk_id)
-    return out
+    return list(dict.fromkeys(ranked))
 
 
 def _validate(ks: Sequence[int], hit_policy: str) -> None:
@@ -43,19 +61,35 @@ def _validate(ks: Sequence[int], hit_policy: str) -> None:
         raise ValueError(f"hit_policy must be one of {HIT_POLICIES}, got {hit_policy!r}")
 
 
-def _dcg(gains: Sequence[float]) -> float:
-    """DCG = sum_i gain_i / log2(i + 1), i the 1-based rank."""
-    return sum(g / math.log2(i + 2) for i, g in enumerate(gains) if g > 0)
+@lru_cache(maxsize=128)
+def _row_keys(ks: tuple[int, ...]) -> tuple[tuple[str, ...], ...]:
+    """Per cutoff, the canonical names of the row's cut measures (``recall_at_5`` ...)."""
+    return tuple(tuple(str(Measure(family, k)) for family in RAG_CUT_FAMILIES) for k in ks)
+
+
+def rag_metric_names(ks: Sequence[int] = DEFAULT_KS) -> list[str]:
+    """The measure names of a question row at the cutoffs ``ks``, in row order."""
+    _validate(ks, "any")
+    return [*(key for keys in _row_keys(tuple(ks)) for key in keys),
+            *(str(Measure(name)) for name in RAG_UNCUT)]
+
+
+def rag_measure(text: str | Measure) -> Measure:
+    """Parse the name of a metric a question row can carry (``recall_at_5``, ``map``, also
+    ``recall@5``); ValueError for any other measure or an unknown name."""
+    m = Measure.parse(text)
+    if not ((m.name in RAG_CUT_FAMILIES and m.cutoff is not None)
+            or (m.name in RAG_UNCUT and m.cutoff is None)):
+        raise ValueError(f"{m} is not a per-question retrieval metric; use "
+                         f"{'|'.join(RAG_CUT_FAMILIES)}_at_<k> or {' or '.join(RAG_UNCUT)}")
+    return m
 
 
 def empty_scores(ks: Sequence[int] = DEFAULT_KS, *, num_retrieved: int = 0) -> dict[str, Score]:
     """The row for a question without relevant gold: every metric None (not measured)."""
     _validate(ks, "any")
-    row: dict[str, Score] = {}
-    for k in ks:
-        for name in ("recall", "precision", "hit", "mrr", "ndcg"):
-            row[f"{name}_at_{k}"] = None
-    row.update(map=None, rank=None, num_gold=0, num_retrieved=num_retrieved)
+    row: dict[str, Score] = dict.fromkeys(rag_metric_names(ks))
+    row.update(rank=None, num_gold=0, num_retrieved=num_retrieved)
     return row
 
 
@@ -67,26 +101,15 @@ def retrieval_scores(
 ) -> dict[str, Score]:
     """Score one ranked list of chunk ids against the question's gold chunks.
 
-    ``gold`` maps chunk id -> grade; R = {c : grade(c) >= 1} is the relevant set and
-    ``num_gold`` = |R|. With D the de-duplicated ranking and D_k its first k entries:
+    ``gold`` maps chunk id -> grade; rel = {c : grade(c) >= 1}. The row holds, for each k
+    in ``ks``, ``recall_at_k``, ``precision_at_k``, ``hit_at_k`` (0/1, by ``hit_policy``),
+    ``mrr_at_k`` and ``ndcg_at_k``, then ``map``: the measures of those canonical names
+    (formulas in :mod:`ragassay.metrics.measures`) over the de-duplicated ranking D. Then
+    ``rank``, the 1-based rank of the first relevant chunk in D (0 when none is in D),
+    ``num_gold`` = |rel| and ``num_retrieved`` = |D|.
 
-    - ``recall_at_k``    = |R ∩ D_k| / |R|
-    - ``precision_at_k`` = |R ∩ D_k| / k  (divided by k even when fewer than k were retrieved)
-    - ``hit_at_k``       = 1 if |R ∩ D_k| >= 1 (policy "any"), or if R ⊆ D_k (policy "all"),
-      else 0
-    - ``mrr_at_k``       = 1 / r for the rank r of the first relevant chunk if r <= k, else 0
-    - ``ndcg_at_k``      = DCG_k / IDCG_k with DCG_k = sum_{i<=k} gain_i / log2(i + 1),
-      gain_i = grade of D[i] when >= 1 else 0, and IDCG_k the DCG of all relevant grades
-      sorted descending and cut at k (trec_eval ``ndcg_cut``)
-    - ``map``            = (1 / |R|) * sum over relevant D[i] of |R ∩ D_i| / i  (average
-      precision over the full ranking; relevant chunks never retrieved add 0)
-    - ``rank``           = 1-based rank of the first relevant chunk in D, 0 when none is in D
-    - ``num_retrieved``  = |D|
-
-    Edge cases: an empty ranking scores 0 everywhere (rank 0); a question with no relevant
-    gold (empty ``gold`` or only grades <= 0) is not measurable: every metric and ``rank``
-    is None, so the caller excludes it from means and counts it as missing.
-
+    An empty ranking scores 0 everywhere (rank 0); a question with no relevant gold (empty
+    ``gold`` or only grades <= 0) gets :func:`empty_scores` (all None).
     Raises ValueError for a cutoff k < 1 or an unknown ``hit_policy``.
     """
     _validate(ks, hit_policy)
@@ -95,34 +118,33 @@ def retrieval_scores(
     if not relevant:
         return empty_scores(ks, num_retrieved=len(ranking))
 
-    is_rel = [cid in relevant for cid in ranking]
-    gains = [relevant.get(cid, 0) for cid in ranking]
-    ideal = sorted(relevant.values(), reverse=True)
-    rank = next((i + 1 for i, r in enumerate(is_rel) if r), 0)
-    num_rel = len(relevant)
+    grades = tuple([relevant.get(cid, 0) for cid in ranking])
+    ideal = tuple(sorted(relevant.values(), reverse=True))
+    return dict(_scores(grades, ideal, tuple(ks), hit_policy))  # a copy: callers may edit it
 
+
+@lru_cache(maxsize=4096)
+def _scores(grades: tuple[int, ...], ideal: tuple[int, ...], ks: tuple[int, ...],
+            hit_policy: str) -> dict[str, Score]:
+    """The row of a question with relevant gold, from all it depends on: the grade of each
+    ranked chunk (0 when not relevant) and the relevant grades, descending.
+
+    Cached: the questions of a run share few such patterns (gold at rank 1 of 10, ...), and
+    a hit costs a tenth of the kernels' numpy calls on one row.
+    """
+    judged = Relevance.one(grades, ideal)
+    cutoffs = list(ks)
+    # (families, cutoffs): one kernel call per family, as evaluate makes
+    cut = np.concatenate([kernel(judged, cutoffs) for kernel in _CUT_KERNELS])
+    if hit_policy == "all":
+        cut[_HIT] = judged.found_at(cutoffs)[0] == len(ideal)
     row: dict[str, Score] = {}
-    for k in ks:
-        found = sum(is_rel[:k])
-        row[f"recall_at_{k}"] = found / num_rel
-        row[f"precision_at_{k}"] = found / k
-        hit = found == num_rel if hit_policy == "all" else found > 0
-        row[f"hit_at_{k}"] = int(hit)
-        row[f"mrr_at_{k}"] = 1.0 / rank if 0 < rank <= k else 0.0
-        row[f"ndcg_at_{k}"] = _dcg(gains[:k]) / _dcg(ideal[:k])
-    row["map"] = _average_precision(is_rel, num_rel)
-    row["rank"] = rank
-    row["num_gold"] = num_rel
-    row["num_retrieved"] = len(ranking)
+    for keys, values in zip(_row_keys(ks), cut.T.tolist(), strict=True):
+        row.update(zip(keys, values, strict=True))
+        row[keys[_HIT]] = int(values[_HIT])
+    for key, kernel in _UNCUT:
+        row[key] = kernel(judged, [None]).item()
+    row["rank"] = int(judged.first_or_one[0, 0]) if judged.found[0, -1] else 0
+    row["num_gold"] = len(ideal)
+    row["num_retrieved"] = len(grades)
     return row
-
-
-def _average_precision(is_rel: Sequence[bool], num_rel: int) -> float:
-    """AP = (1 / num_rel) * sum over relevant ranks i of (relevant in top i) / i."""
-    found = 0
-    total = 0.0
-    for i, rel in enumerate(is_rel, start=1):
-        if rel:
-            found += 1
-            total += found / i
-    return total / num_rel

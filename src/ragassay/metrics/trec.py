@@ -7,7 +7,7 @@
   :func:`ragassay.metrics.ir.rank_documents` for the tie-break).
 
 Columns are separated by any whitespace; blank lines are skipped. A malformed line raises
-:class:`~ragassay.schema.InputError` with the file, line and field. A document judged or
+:class:`~ragassay.errors.InputError` with the file, line and field. A document judged or
 retrieved twice for one query is refused (trec_eval refuses it too).
 """
 
@@ -18,7 +18,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ..errors import InputError
-from .ir import Qrels, Run, parse_measure, rank_documents
+from .ir import Qrels, Run, rank_documents
+from .measures import parse_measure
 
 _QRELS_COLUMNS = "qid iter docid grade"
 _RUN_COLUMNS = "qid Q0 docid rank score tag"
