@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -14,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from .endpoint import EndpointConfig
 from .errors import InputError
 from .jsonio import read_yaml
+from .metrics.measures import ANSWER_MEASURES, parse_measure
+from .metrics.retrieval import rag_measure
 
 # Each preset fixes its pipeline keys: any other value would be a different pipeline. The
 # naive baseline is the contract's; the others change the retriever only, so that the same
@@ -33,20 +34,6 @@ PRESETS: dict[str, dict[str, Any]] = {
     "dense_e5": _NAIVE,  # dense over an index built with the e5-small embedder
 }
 KNOWN_PIPELINES = tuple(PRESETS)
-
-RETRIEVAL_METRIC = re.compile(r"^(recall|precision|hit|mrr|ndcg)_at_([1-9][0-9]*)$")
-RETRIEVAL_PLAIN = ("map",)
-ANSWER_METRICS = (
-    "judge_faithfulness",
-    "faithfulness",
-    "groundedness",
-    "answer_relevancy",
-    "correct",
-    "citation_accuracy",
-    "hallucination_flag",
-    "unanswerable_detection_flag",
-)
-
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -100,7 +87,7 @@ class MetricsConfig(_Strict):
     retrieval: list[str] = Field(
         default_factory=lambda: ["recall_at_5", "recall_at_10", "mrr_at_5", "ndcg_at_5"]
     )
-    answer: list[str] = Field(default_factory=lambda: list(ANSWER_METRICS))
+    answer: list[str] = Field(default_factory=lambda: list(ANSWER_MEASURES))
     hit_policy: Literal["any", "all"] = "any"
     bootstrap_resamples: int = Field(2000, ge=100)
 
@@ -134,7 +121,7 @@ class EvalConfig(_Strict):
     # Optional claim-level judge through an OpenAI-compatible endpoint.
     judge: EndpointConfig | None = None
     # CI bars on metric means, e.g. {recall_at_5: ">= 0.8"}; see `ragassay gate`.
-    gate: dict[str, str] = Field(default_factory=dict)
+    gate: dict[str, Any] = Field(default_factory=dict)
 
     # Set by load_config: where it came from, for provenance.
     path: Path | None = Field(default=None, exclude=True)
@@ -144,9 +131,9 @@ class EvalConfig(_Strict):
         """Every k the configured retrieval metrics need, plus the pipeline's top_k."""
         ks = {self.pipeline.top_k}
         for name in self.metrics.retrieval:
-            m = RETRIEVAL_METRIC.match(name)
-            if m:
-                ks.add(int(m.group(2)))
+            cutoff = rag_measure(name).cutoff
+            if cutoff is not None:
+                ks.add(cutoff)
         return sorted(ks)
 
 
@@ -257,15 +244,19 @@ def check_contract(cfg: EvalConfig, path: Path, lines: dict[str, int] | None = N
             )
     if cfg.index.overlap >= cfg.index.chunk_size:
         raise _error(path, lines, "index.overlap", "overlap must be smaller than chunk_size")
-    for i, name in enumerate(cfg.metrics.retrieval):
-        if not (RETRIEVAL_METRIC.match(name) or name in RETRIEVAL_PLAIN):
-            raise _error(path, lines, f"metrics.retrieval.{i}",
-                         f"unknown retrieval metric {name!r}; use recall|precision|hit|mrr|ndcg"
-                         "_at_<k> or map")
-    for i, name in enumerate(cfg.metrics.answer):
-        if name not in ANSWER_METRICS:
-            raise _error(path, lines, f"metrics.answer.{i}",
-                         f"unknown answer metric {name!r}; known: {', '.join(ANSWER_METRICS)}")
+    # Metric names as written (`recall@5`, `recall.5`) become their canonical names, the
+    # keys of the run folder; an unknown or unsuitable one is an error at its line.
+    for group in ("retrieval", "answer"):
+        names = getattr(cfg.metrics, group)
+        for i, name in enumerate(names):
+            try:
+                measure = rag_measure(name) if group == "retrieval" else parse_measure(name)
+            except ValueError as exc:
+                raise _error(path, lines, f"metrics.{group}.{i}", str(exc)) from None
+            if measure.group != group:
+                raise _error(path, lines, f"metrics.{group}.{i}", f"{measure} is an "
+                             f"{measure.group} metric; list it under metrics.{measure.group}")
+            names[i] = str(measure)
 
 
 def _yaml_value(value: Any) -> str:

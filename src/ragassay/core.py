@@ -57,7 +57,8 @@ DECLINED = "declined without a citation"
 NO_GOLD = "no usable gold evidence"
 NOT_CITED = "the answer cites no chunk"
 NO_PREDICTION = "no prediction for this question"
-NOT_APPLICABLE = frozenset({UNANSWERABLE, ANSWERABLE, NO_TERMS, NO_MUST, DECLINED})
+NO_JUDGE = "no judge configured"
+NOT_APPLICABLE = frozenset({UNANSWERABLE, ANSWERABLE, NO_TERMS, NO_MUST, DECLINED, NO_JUDGE})
 
 
 @dataclass
@@ -144,6 +145,8 @@ def _missing(q: Question, retrieval: Mapping[str, Any], scores: Mapping[str, Any
         "unanswerable_detection_flag": ANSWERABLE,
     }
     out.update({name: reason for name, reason in why.items() if scores.get(name) is None})
+    if "judge_faithfulness" not in scores:  # set by the judge, when one is configured
+        out["judge_faithfulness"] = NO_JUDGE
     return out
 
 

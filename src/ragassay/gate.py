@@ -23,6 +23,7 @@ from typing import Any, Literal
 from .checks import CHECKS, Checks, question_checks
 from .errors import InputError, unknown_name
 from .jsonio import write_bytes
+from .metrics.measures import canonical_name
 from .runfolder import RunResult
 
 Op = Literal[">=", ">", "<=", "<", "=="]
@@ -34,7 +35,7 @@ ABS_TOL = 1e-9
 
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _EXPR = re.compile(rf"^\s*(>=|<=|==|>|<)\s*({_NUMBER})\s*$")
-_BAR_TEXT = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(.*)$", re.S)
+_BAR_TEXT = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_@.]*)\s*(.*)$", re.S)
 # Characters XML 1.0 cannot hold at all; a stray control character in a question must not
 # make the whole report unreadable to the CI system.
 _XML_INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -94,6 +95,10 @@ def parse_bar(metric: str, expr: Any, *, source: str | Path = "gate",
     where = f"gate.{metric}"
     if not isinstance(metric, str) or not metric.strip():
         raise InputError(source, "a bar needs a metric name", field="gate")
+    try:  # any accepted spelling (recall@5, recall.5) names the run's recall_at_5
+        metric = canonical_name(metric)
+    except ValueError:
+        pass  # not a measure name: refused below with the names the run holds
     if isinstance(expr, bool) or not isinstance(expr, str):
         if isinstance(expr, (int, float)) and not isinstance(expr, bool):
             raise InputError(source, f"a bare number ({expr}) is not a bar: write an operator and "
@@ -256,9 +261,11 @@ def check_bar(bar: Bar, value: float | None, n: int = 0,
                      baseline_value)
 
 
-def _baseline_checks(run: RunResult, base: RunResult, base_dir: Path | None) -> dict[str, Checks]:
+def _baseline_checks(run: RunResult, base: RunResult, base_dir: Path | None
+                     ) -> dict[str, Checks | None]:
     """The baseline's checks at the run's k and hit policy (the same definition, recomputed
-    from the baseline's stored metrics when it was measured at another k)."""
+    from the baseline's stored metrics when it was measured at another k); None for a
+    question the baseline has no result for."""
     k, policy = run.totals.k, run.totals.hit_policy
     where = (base_dir or Path(base.run_id)) / "metrics.json"
     if base.totals.hit_policy != policy:
@@ -266,26 +273,31 @@ def _baseline_checks(run: RunResult, base: RunResult, base_dir: Path | None) -> 
                          f"{base.totals.hit_policy!r}, the run with {policy!r}: not comparable",
                          field="checks.hit_policy")
     if base.totals.k == k:
-        return {q.question_id: q.checks for q in base.questions}
-    out = {}
+        return {q.question_id: q.checks if q.measured else None for q in base.questions}
+    out: dict[str, Checks | None] = {}
     for q in base.questions:
         if q.measured and q.answerable and q.gold_chunk_ids and f"hit_at_{k}" not in q.retrieval:
             raise InputError(where, f"the baseline was judged at k={base.totals.k} and holds no "
                              f"hit_at_{k}; rerun it with --k {k}", field="checks.k")
         out[q.question_id] = question_checks(answerable=q.answerable, retrieval=q.retrieval,
-                                             scores=q.scores, k=k) if q.measured else q.checks
+                                             scores=q.scores, k=k) if q.measured else None
     return out
 
 
-def _flips(run: RunResult, base: RunResult, before: dict[str, Checks]
+def _flips(run: RunResult, base: RunResult, before: dict[str, Checks | None]
            ) -> tuple[list[Flip], list[Flip], list[str], list[str]]:
     run_ids = {q.question_id for q in run.questions}
     regressions, fixes, only_in_run = [], [], []
     for q in run.questions:  # the run's order: deterministic and readable (q01, q02 ...)
-        old = before.get(q.question_id)
-        if old is None:
+        if q.question_id not in before:
             only_in_run.append(q.question_id)
-        elif old.passed and not q.checks.passed:
+            continue
+        old = before[q.question_id]
+        if old is None or not q.measured:
+            # no result on one side (its checks are all None, which would read as a pass):
+            # neither a regression nor a fix; the run's side is counted by allow_missing
+            continue
+        if old.passed and not q.checks.passed:
             moved = tuple(c for c in q.checks.failed if c not in old.failed)
             regressions.append(Flip(q.question_id, moved, q.question))
         elif q.checks.passed and not old.passed:
@@ -367,7 +379,8 @@ def _summary(result: GateResult) -> str:
         n = _count(len(result.not_measured), "question", "questions")
         parts.append(f"{n} not measured (allowed: {result.options.allow_missing})")
     if result.options.junit_questions == "strict":
-        parts.append(f"{len(result.failing_questions)} failing questions (strict)")
+        n = _count(len(result.failing_questions), "failing question", "failing questions")
+        parts.append(f"{n} (strict)")
     if result.baseline_id is not None:
         regs = _count(len(result.regressions), "regression", "regressions")
         if result.regressions and not result.fail_on_regression:
@@ -454,7 +467,8 @@ def _gate_cases(result: GateResult) -> list[ET.Element]:
     allowed = result.options.allow_missing
     case = _case("gate", f"every question measured (allowed missing: {allowed})")
     if len(result.not_measured) > allowed:
-        _outcome(case, "failure", f"{len(result.not_measured)} questions not measured: "
+        n = _count(len(result.not_measured), "question", "questions")
+        _outcome(case, "failure", f"{n} not measured: "
                  + ", ".join(result.not_measured), kind="not_measured")
     cases.append(case)
     if result.baseline_id is not None:
@@ -475,7 +489,7 @@ def _gate_cases(result: GateResult) -> list[ET.Element]:
 def _question_cases(result: GateResult) -> list[ET.Element]:
     """One case per question. It fails only when it decides the gate: a pass→fail flip
     against the baseline (with ``fail_on_regression``), or any failing check with
-    ``junit_questions: strict``. Other failing checks are reported in ``system-out``."""
+    ``junit_questions: strict``. Every other question states its checks in ``system-out``."""
     flipped = {f.question_id: f for f in result.regressions} if result.fail_on_regression else {}
     strict = result.options.junit_questions == "strict"
     found = result.found
@@ -499,8 +513,9 @@ def _question_cases(result: GateResult) -> list[ET.Element]:
                      "pass→fail); " + "; ".join(parts), text, "regression")
         elif strict and q.checks.failed:
             _outcome(case, "failure", "; ".join(parts), text, "question")
-        elif parts:
-            ET.SubElement(case, "system-out").text = _xml_text("; ".join(parts) + "\n" + text)
+        else:  # passed or failed without deciding the gate: its verdict for the reader
+            ET.SubElement(case, "system-out").text = _xml_text(
+                "; ".join([*parts, text]) if parts else text)
         cases.append(case)
     return cases
 

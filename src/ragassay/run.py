@@ -12,8 +12,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .config import EvalConfig
-from .errors import InputError
 from .core import judge, load_inputs, predict, score, summarize
+from .errors import InputError
 from .ingest import file_sha256
 from .runfolder import RunResult, check_run_id
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from .checks import totals
 from .config import EvalConfig
-from .errors import InputError
 from .core import Predicted, cost_summary, load_inputs, predict, score
+from .errors import InputError
 from .jsonio import FolderWriter, json_text, write_folder
 
 SWEEP_HEADER = ["k", "thr", "recall@k", "found", "grounded", "right", "abstained",
