@@ -102,26 +102,33 @@ def test_a_written_run_reads_back_equal(tmp_path: Path) -> None:
         result.write(folder)
 
 
+def readme_python_block() -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## The Python API", 1)[1]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
 def test_readme_api_example_gives_the_cli_metrics(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                                   ) -> None:
     monkeypatch.chdir(ROOT)
     cli = runner.invoke(app, ["run", "-c", "examples/shop_faq_de/config.yaml", "--k", "3",
-                              "--run-id", "cli", "--output-root", str(tmp_path), "-q"])
+                              "--run-id", "faq-api", "--output-root", str(tmp_path), "-q"])
     assert cli.exit_code == 0, cli.output
-    # the README's example, as written there
-    cfg = ragassay.load_config("examples/shop_faq_de/config.yaml", {"pipeline.top_k": 3})
-    questions = ragassay.read_questions(cfg.questions_path)
-    result = ragassay.evaluate(questions, ragassay.read_gold(cfg.gold_evidence_path),
-                               ragassay.read_predictions(cfg.predictions_path),
-                               ragassay.read_chunks(cfg.chunks_path), cfg, run_id="cli")
-    api = result.metrics.model_dump(mode="json")
-    written = json.loads((tmp_path / "cli" / "metrics.json").read_text(encoding="utf-8"))
+    # the README's example, exactly as written there, writing into a scratch folder
+    code = readme_python_block().replace('"experiments/runs/faq-api"', repr(str(
+        tmp_path / "api" / "faq-api")))
+    namespace: dict[str, object] = {}
+    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102
+    result = namespace["result"]
+    assert isinstance(result, ragassay.RunResult)
+    api = json.loads((tmp_path / "api" / "faq-api" / "metrics.json").read_text())
+    written = json.loads((tmp_path / "faq-api" / "metrics.json").read_text(encoding="utf-8"))
     for m in (api, written):  # what the in-memory API cannot know: file hashes and timings
         m.pop("timings")
         m["provenance"].pop("inputs_sha256", None)
         m["provenance"]["index"]["build"].pop("source_dir")
     assert api == written
-    assert result.questions == read_run(tmp_path / "cli").questions
+    assert result.questions == read_run(tmp_path / "faq-api").questions
 
 
 def test_gold_that_cannot_be_placed_is_not_measured_never_zero() -> None:

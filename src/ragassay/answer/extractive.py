@@ -1,7 +1,7 @@
 """The naive baseline's offline answerer: quote the context sentences that share the most
 words with the question, or decline.
 
-Deliberately naive (DESIGN.md §1): no reranking, no verification, no retry, no use of the
+Deliberately naive (the baseline contract, README): no reranking, no verification, no retry, no use of the
 retrieval scores. It only picks sentences, so any improvement elsewhere in the pipeline
 shows up in the metrics rather than being hidden by a clever answerer.
 """

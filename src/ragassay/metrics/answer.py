@@ -1,7 +1,7 @@
 """Per-question answer metrics: is the answer sourced, grounded, relevant and right?
 
 :func:`score_answer` computes every field of :class:`AnswerScores` for one question; the
-definitions are in DESIGN.md §4 and on each field below. ``None`` means "not measured for
+definitions are in docs/metrics.md and on each field below. ``None`` means "not measured for
 this question" (no expected terms, no must-contain items, no gold, nothing cited) and is
 reported as missing by the aggregation, never averaged as 0.
 """

@@ -4,7 +4,7 @@ The formulas are the measure table's (:mod:`ragassay.metrics.measures`): each va
 from the same kernel :func:`ragassay.metrics.ir.evaluate` uses, so the two agree with each
 other and with trec_eval (``recall.k``, ``P.k``, ``recip_rank`` on the run cut at k,
 ``ndcg_cut.k``, ``map``, ``success.k``; ``tests/differential`` checks this against
-pytrec_eval). What this module adds are the rules of a RAG question (DESIGN.md §4):
+pytrec_eval). What this module adds are the rules of a RAG question (docs/metrics.md):
 
 - The ranking is the order given (no scores, no ties), *de-duplicated*: a chunk id that
   occurs more than once keeps its first (best) position and later copies are dropped, so a

@@ -44,6 +44,15 @@ def question_rows(result: RunResult) -> list[list[str]]:
     return out
 
 
+def not_applicable_rows(metrics: RunMetrics) -> list[list[str]]:
+    """[reason, questions, metrics] of the metrics a data set's fields leave unmeasured."""
+    groups: dict[tuple[str, int], list[str]] = {}
+    for name, reasons in metrics.not_applicable.items():
+        for why, n in reasons.items():
+            groups.setdefault((why, n), []).append(name)
+    return [[why, str(n), ", ".join(names)] for (why, n), names in groups.items()]
+
+
 def question_header(k: int) -> list[str]:
     return ["question", "topic", "rank", f"found@{k}", "grounded", "right", "failure types"]
 
@@ -118,9 +127,9 @@ def render_summary_md(result: RunResult) -> str:
         "",
     ]
     if metrics.not_applicable:
-        parts += ["Not applicable to this data set (not failures): " + "; ".join(
-            f"{name} for {n} questions ({why})" for name, reasons in
-            metrics.not_applicable.items() for why, n in reasons.items()) + ".", ""]
+        parts += ["Not applicable to these questions (not failures, not averaged in):", "",
+                  _md_table(["reason", "questions", "metrics"], not_applicable_rows(metrics)),
+                  ""]
     parts += [
         "## Questions",
         "",
