@@ -269,7 +269,7 @@ def _aggregate(cfg: EvalConfig, results: Sequence[QuestionResult], name: str,
         if v is None:
             why = r.missing.get(name, "not measured")
             reasons[why] = reasons.get(why, 0) + 1
-    return Aggregate(**agg, missing_reasons=dict(sorted(reasons.items())))  # type: ignore[arg-type]
+    return Aggregate.model_validate({**agg, "missing_reasons": dict(sorted(reasons.items()))})
 
 
 def cost_summary(results: Sequence[QuestionResult]) -> dict[str, Any]:

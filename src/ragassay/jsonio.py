@@ -102,7 +102,7 @@ def read_jsonl(path: str | Path, model: type[M], *, key: str | None = None) -> l
                                  line=line_no, field=key)
             seen[value] = line_no
         if hasattr(rec, "_line"):
-            rec._line = line_no  # type: ignore[attr-defined]
+            rec._line = line_no
         out.append(rec)
     return out
 

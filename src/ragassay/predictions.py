@@ -1,4 +1,4 @@
-"""Predictions of any RAG system (docs/formats.md), read and checked against questions and chunks."""
+"""Predictions of any RAG system (docs/formats.md), checked against questions and chunks."""
 
 from __future__ import annotations
 

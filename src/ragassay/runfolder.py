@@ -185,6 +185,10 @@ class FailureRow(_Model):
     groundedness_reason: str | None
 
 
+def _rank(value: float | int | None) -> int | None:
+    return None if value is None else int(value)
+
+
 def _rows(run_id: str, q: QuestionResult) -> tuple[RetrievedRow, AnswerRow, FailureRow | None]:
     base = {"run_id": run_id, "question_id": q.question_id, "question": q.question}
     retrieved = RetrievedRow(**base, gold_chunk_ids=q.gold_chunk_ids, retrieved=q.retrieved,
@@ -197,7 +201,7 @@ def _rows(run_id: str, q: QuestionResult) -> tuple[RetrievedRow, AnswerRow, Fail
     if q.failures:
         failure = FailureRow(
             **base, answerable=q.answerable, failure_types=list(q.failures),
-            evidence=q.failures, rank=q.retrieval.get("rank"),  # type: ignore[arg-type]
+            evidence=q.failures, rank=_rank(q.retrieval.get("rank")),
             gold_chunk_ids=q.gold_chunk_ids, top_chunk_ids=[c.chunk_id for c in q.retrieved[:3]],
             answer_status=q.answer.status if q.answer else None,
             answer_text=q.answer.text if q.answer else None,
@@ -255,8 +259,8 @@ class RunResult:
         out.text(METRICS_JSON, json_text(self.metrics.model_dump(mode="json")))
         rows = [_rows(self.run_id, q) for q in self.questions]
         for name, i in ((RETRIEVED_JSONL, 0), (ANSWERS_JSONL, 1), (FAILURES_JSONL, 2)):
-            out.text(name, jsonl_text(r[i].model_dump(mode="json") for r in rows
-                                      if r[i] is not None))
+            out.text(name, jsonl_text(row.model_dump(mode="json") for r in rows
+                                      if (row := r[i]) is not None))
         out.text("summary.md", render_summary_md(self))
         out.text("report.html", render_html(self))
 

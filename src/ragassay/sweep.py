@@ -79,8 +79,8 @@ def run_sweep(cfg: EvalConfig, ks: list[int], thresholds: list[float | None],
                             hit_policy=cfg.metrics.hit_policy)
             recalls = [r.retrieval.get(f"recall_at_{k}") for r in scored]
             measured = [v for v in recalls if v is not None]
-            declined = [r.scores.get("unanswerable_detection_flag") for r in scored]
-            declined = [v for v in declined if v is not None]
+            flags = [r.scores.get("unanswerable_detection_flag") for r in scored]
+            declined = [int(v) for v in flags if v is not None]
             cost = cost_summary(scored)
             rows.append({
                 "k": k, "threshold": threshold,

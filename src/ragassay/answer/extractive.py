@@ -1,8 +1,8 @@
 """The naive baseline's offline answerer: quote the context sentences that share the most
 words with the question, or decline.
 
-Deliberately naive (the baseline contract, README): no reranking, no verification, no retry, no use of the
-retrieval scores. It only picks sentences, so any improvement elsewhere in the pipeline
+Deliberately naive (the baseline contract): no reranking, no verification, no retry, no
+use of the retrieval scores. It only picks sentences, so any improvement elsewhere in the pipeline
 shows up in the metrics rather than being hidden by a clever answerer.
 """
 
@@ -81,7 +81,8 @@ class ExtractiveAnswerer:
             raise ValueError("min_support must be between 0 and 1")
         self.max_sentences = max_sentences
         self.min_support = min_support
-        self.decline_text: dict[str, str] = {**DECLINE_TEXT, **(decline_text or {})}
+        self.decline_text: dict[str, str] = {lang: text for lang, text in DECLINE_TEXT.items()}
+        self.decline_text.update(decline_text or {})
 
     def answer(self, question: str, context: Sequence[Chunk],
                scores: Sequence[float] | None = None) -> Answer:

@@ -47,7 +47,7 @@ def parse_reply(text: str, context: Sequence[Chunk], decline_phrases: Sequence[s
     by_id = {c.chunk_id: c for c in context}
     reply = text.strip()
     ids = cited_chunk_ids(Answer(text=reply, status="supported"), by_id)
-    citations = [Citation(chunk_id=i, page=by_id[i].page_span[0] if by_id[i].page_span else None)
+    citations = [Citation(chunk_id=i, page=span[0] if (span := by_id[i].page_span) else None)
                  for i in ids]
     declined = not citations and any(contains_term(reply, p) for p in decline_phrases)
     return Answer(text=reply, status="insufficient" if declined else "supported",

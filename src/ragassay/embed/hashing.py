@@ -86,10 +86,9 @@ class HashingEmbedder(Embedder):
         return out
 
     def _embed_one(self, text: str) -> np.ndarray:
-        vec = np.zeros(self.dimension, dtype=np.float64)
         counts = Counter(words(text))
         if not counts:
-            return vec
+            return np.zeros(self.dimension, dtype=np.float64)
         lo, hi = self.ngram_range
         per_word = [_word_hashes(w, lo, hi) for w in counts]
         keys = np.concatenate(per_word)

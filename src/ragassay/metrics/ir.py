@@ -178,7 +178,8 @@ def _score_columns(
         try:
             ranking = _ranking(qid, entry, keep_order)
         except TypeError:  # a score that does not compare with numbers
-            _check_scores(qid, entry)
+            if isinstance(entry, Mapping):
+                _check_scores(qid, entry)
             raise
         try:
             relevant = sorted((g for g in judgments.values() if g >= 1), reverse=True)
@@ -190,8 +191,8 @@ def _score_columns(
         depths.append(len(ranking))
     if scores and not _all_finite(scores):
         for qid in qids:  # the rare path: find the query to name
-            if isinstance(run[qid], Mapping):
-                _check_scores(qid, run[qid])
+            if isinstance(entry := run[qid], Mapping):
+                _check_scores(qid, entry)
     judged = Relevance.from_flat(grades, depths, ideal, num_rel)
     # One kernel call per family, for all the cutoffs asked of it.
     by_family: dict[MeasureInfo, list[Measure]] = {}
