@@ -255,14 +255,13 @@ def compare(runs: Annotated[list[Path], typer.Argument(help="Run folders, the ba
             json_out: Annotated[Path | None, typer.Option(
                 "--json", help="Also write the full comparison as JSON.")] = None) -> None:
     """Per-metric deltas between runs with paired randomization and t-test p-values."""
-    import json
-
     from rich.table import Table
 
+    from .jsonio import json_text, write_text
     from .report.compare import COMPARE_HEADER, compare_rows, compare_runs, summary_rows
 
     result = _guard(lambda: compare_runs(runs, metrics=metric or None, seed=seed))
-    header, rows = summary_rows(runs, metric or None)
+    header, rows = _guard(lambda: summary_rows(runs, metric or None))
     summary = Table(title="runs", title_justify="left")
     for col in header:
         summary.add_column(col, justify="left" if col in ("run", "pipeline") else "right")
@@ -276,8 +275,7 @@ def compare(runs: Annotated[list[Path], typer.Argument(help="Run folders, the ba
         table.add_row(*row)
     out.print(table)
     if json_out is not None:
-        json_out.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n",
-                            encoding="utf-8")
+        write_text(json_out, json_text(result))
 
 
 @app.command("metrics")

@@ -35,18 +35,31 @@ M = TypeVar("M", bound=BaseModel)
 # --- reading ---------------------------------------------------------------------------
 
 
-def parse_record(model: type[M], data: Any, path: str | Path, line: int | None = None) -> M:
+def parse_record(model: type[M], data: Any, path: str | Path, line: int | None = None, *,
+                 prefix: str = "", hint: str = "") -> M:
     """Validate one decoded record; a pydantic error becomes an :class:`InputError` naming
-    the first invalid field (``chunks.17.text``)."""
+    the first invalid field (``prefix`` + ``.text``, e.g. ``chunks.17.text``), with ``hint``
+    (how to fix it) after the message."""
     if not isinstance(data, dict):
-        raise InputError(path, f"expected a JSON object, got {type(data).__name__}", line=line)
+        raise InputError(path, f"expected a JSON object, got {type(data).__name__}{hint}",
+                         line=line, field=prefix or None)
     try:
         return model.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        field = ".".join(str(p) for p in err.get("loc", ())) or "(record)"
-        raise InputError(path, err.get("msg", "invalid value"), line=line,
+        field = ".".join([prefix, *(str(p) for p in err.get("loc", ()))] if prefix
+                         else [str(p) for p in err.get("loc", ())]) or "(record)"
+        raise InputError(path, err.get("msg", "invalid value") + hint, line=line,
                          field=field) from None
+
+
+def decode_json(text: str, path: str | Path, line: int | None = None, *, hint: str = "") -> Any:
+    """``json.loads`` whose error names the file and line (``line``: of a JSONL record)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(path, f"malformed JSON ({exc.msg}, column {exc.colno}){hint}",
+                         line=exc.lineno if line is None else line) from None
 
 
 def _need_file(path: str | Path) -> Path:
@@ -56,16 +69,14 @@ def _need_file(path: str | Path) -> Path:
     return p
 
 
-def read_json(path: str | Path) -> Any:
+def read_json(path: str | Path, *, hint: str = "") -> Any:
     """One JSON document; malformed JSON or text that is not UTF-8 names file and line."""
     p = _need_file(path)
     try:
-        return json.loads(p.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(p, f"malformed JSON ({exc.msg}, column {exc.colno})",
-                         line=exc.lineno) from None
+        text = p.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(p, f"not UTF-8 text (byte {exc.start})") from None
+        raise InputError(p, f"not UTF-8 text (byte {exc.start}){hint}") from None
+    return decode_json(text, p, hint=hint)
 
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
@@ -77,11 +88,7 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
             for line_no, raw in enumerate(fh, start=1):  # noqa: B007 (read in except)
                 if not raw.strip():
                     continue
-                try:
-                    yield line_no, json.loads(raw)
-                except json.JSONDecodeError as exc:
-                    raise InputError(p, f"malformed JSON ({exc.msg}, column {exc.colno})",
-                                     line=line_no) from None
+                yield line_no, decode_json(raw, p, line_no)
         except UnicodeDecodeError:
             raise InputError(p, "not UTF-8 text", line=line_no + 1) from None
 

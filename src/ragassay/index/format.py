@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from ..errors import InputError
-from ..jsonio import FolderWriter, write_folder
+from ..jsonio import FolderWriter, parse_record, read_json, write_folder
 from ..schema import SCHEMA_VERSION, Chunk, Document
 from ..store import Index
 
@@ -100,13 +100,7 @@ def load_index(index_dir: str | Path) -> Index:
 
 
 def _read_index_json(path: Path) -> tuple[dict[str, Any], list[Document], list[Chunk]]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"malformed JSON ({exc.msg}, column {exc.colno}); {_REBUILD}",
-                         line=exc.lineno) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(path, f"cannot read file ({exc}); {_REBUILD}") from None
+    data = read_json(path, hint=f"; {_REBUILD}")
     if not isinstance(data, dict):
         raise InputError(path, f"expected a JSON object; {_REBUILD}")
     version = data.get("schema_version")
@@ -152,13 +146,7 @@ def _records(path: Path, data: dict[str, Any], key: str, model: type[BaseModel],
         if not isinstance(item, dict):
             raise InputError(path, f"expected an object, got {type(item).__name__}",
                              field=f"{key}.{i}")
-        try:
-            rec = model.model_validate(item)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(p) for p in err.get("loc", ()))
-            raise InputError(path, f"{err.get('msg', 'invalid value')}; {_REBUILD}",
-                             field=f"{key}.{i}.{loc}" if loc else f"{key}.{i}") from None
+        rec = parse_record(model, item, path, prefix=f"{key}.{i}", hint=f"; {_REBUILD}")
         ident = getattr(rec, id_field)
         if ident in first:
             raise InputError(path, f"duplicate {id_field} {ident!r} (also {key}.{first[ident]})"

@@ -7,12 +7,12 @@ Each takes ``(path, bytes)`` and returns the documents of the file
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..jsonio import decode_json
 from .document import LoadedDocument, PageSpan, decode, new_document, normalize
 
 
@@ -83,11 +83,7 @@ def load_jsonl(path: Path, data: bytes) -> list[LoadedDocument]:
     for line_no, raw in enumerate(normalize(decode(path, data)).split("\n"), start=1):
         if not raw.strip():
             continue
-        try:
-            record = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise InputError(path, f"malformed JSON ({exc.msg}, column {exc.colno})",
-                             line=line_no) from None
+        record = decode_json(raw, path, line_no)
         if not isinstance(record, dict):
             raise InputError(path, f"expected a JSON object, got {type(record).__name__}",
                              line=line_no)
@@ -116,11 +112,7 @@ def load_json(path: Path, data: bytes) -> list[LoadedDocument]:
     the largest page given (``None`` if no section has one). Field paths in errors count
     sections from 0 (``sections.3.text``).
     """
-    try:
-        record = json.loads(decode(path, data))
-    except json.JSONDecodeError as exc:
-        raise InputError(path, f"malformed JSON ({exc.msg}, column {exc.colno})",
-                         line=exc.lineno) from None
+    record = decode_json(decode(path, data), path)
     if not isinstance(record, dict):
         raise InputError(path, "expected a JSON object {doc_id, title, sections: [...]}")
     doc_id = _doc_id(path, record)

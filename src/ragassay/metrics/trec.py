@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ..errors import InputError
+from ..jsonio import write_text
 from .ir import Qrels, Run, rank_documents
 from .measures import parse_measure
 
@@ -90,10 +91,9 @@ def read_run(path: str | Path) -> dict[str, dict[str, float]]:
 
 def write_qrels(qrels: Qrels, path: str | Path) -> None:
     """Write qrels as ``qid 0 docid grade`` lines, queries and documents in sorted order."""
-    with Path(path).open("w", encoding="utf-8") as fh:
-        for qid in sorted(qrels, key=str):
-            for docid in sorted(qrels[qid], key=str):
-                fh.write(f"{qid} 0 {docid} {int(qrels[qid][docid])}\n")
+    write_text(path, "".join(f"{qid} 0 {docid} {int(qrels[qid][docid])}\n"
+                             for qid in sorted(qrels, key=str)
+                             for docid in sorted(qrels[qid], key=str)))
 
 
 def write_run(run: Run, path: str | Path, *, tag: str = "ragassay") -> None:
@@ -105,15 +105,16 @@ def write_run(run: Run, path: str | Path, *, tag: str = "ragassay") -> None:
     """
     if not tag or any(c.isspace() for c in tag):
         raise ValueError(f"run tag must be one non-empty word, got {tag!r}")
-    with Path(path).open("w", encoding="utf-8") as fh:
-        for qid in sorted(run, key=str):
-            entry = run[qid]
-            if isinstance(entry, Mapping):
-                ranked = [(doc, float(entry[doc])) for doc in rank_documents(entry)]
-            else:
-                ranked = [(doc, float(len(entry) - i)) for i, doc in enumerate(entry)]
-            for rank, (doc, score) in enumerate(ranked, start=1):
-                fh.write(f"{qid} Q0 {doc} {rank} {score!r} {tag}\n")
+    lines = []
+    for qid in sorted(run, key=str):
+        entry = run[qid]
+        if isinstance(entry, Mapping):
+            ranked = [(doc, float(entry[doc])) for doc in rank_documents(entry)]
+        else:
+            ranked = [(doc, float(len(entry) - i)) for i, doc in enumerate(entry)]
+        lines += [f"{qid} Q0 {doc} {rank} {score!r} {tag}\n"
+                  for rank, (doc, score) in enumerate(ranked, start=1)]
+    write_text(path, "".join(lines))
 
 
 def format_results(

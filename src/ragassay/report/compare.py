@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, unknown_name
+from ..metrics.measures import canonical_name
 from ..metrics.stats import compare_paired, holm_bonferroni
 from ..runfolder import RunMetrics, read_metrics, read_run
 
@@ -22,6 +23,14 @@ def read_run_dir(run_dir: Path) -> dict[str, Any]:
                     per_question.setdefault(metric, {})[q.question_id] = (
                         None if value is None else float(value))
     return {"dir": run_dir, "metrics": result.metrics, "per_question": per_question}
+
+
+def _canonical(name: str) -> str:
+    """``recall@5`` → ``recall_at_5``; a name that is no measure is kept (refused later)."""
+    try:
+        return canonical_name(name)
+    except ValueError:
+        return name
 
 
 def _default_metrics(run: dict[str, Any]) -> list[str]:
@@ -41,12 +50,12 @@ def compare_runs(run_dirs: list[Path], *, metrics: list[str] | None = None,
     if len(run_dirs) < 2:
         raise InputError("compare", "give at least two run folders (baseline first)")
     runs = [read_run_dir(d) for d in run_dirs]
-    names = metrics or _default_metrics(runs[0])
+    names = [_canonical(n) for n in metrics] if metrics else _default_metrics(runs[0])
     for name in names:
         if name not in runs[0]["per_question"]:
-            known = ", ".join(sorted(runs[0]["per_question"]))
-            raise InputError(run_dirs[0] / "metrics.json", f"unknown metric {name!r}; "
-                             f"per-question metrics here: {known}", field=name)
+            raise InputError(run_dirs[0] / "metrics.json", unknown_name(
+                "metric", name, sorted(runs[0]["per_question"]),
+                known_as="per-question metrics here"), field=name)
     comparisons = []
     for cand in runs[1:]:
         for name in names:
