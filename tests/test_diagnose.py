@@ -8,9 +8,18 @@ from typing import Any
 import numpy as np
 import pytest
 
+import ragassay.diagnose as diagnose_module
 from ragassay.checks import question_checks
 from ragassay.config import DiagnoseConfig
-from ragassay.diagnose import DETECTORS, LABELS, UNOBSERVABLE, Case, count_labels, diagnose
+from ragassay.diagnose import (
+    DETECTORS,
+    LABELS,
+    UNOBSERVABLE,
+    Case,
+    count_labels,
+    detector,
+    diagnose,
+)
 from ragassay.gold import anchor_gold
 from ragassay.index import Index
 from ragassay.metrics.retrieval import retrieval_scores
@@ -84,6 +93,22 @@ def test_taxonomy_has_24_labels_all_accounted_for() -> None:
     counts = count_labels([{"answer_failure.failed_to_abstain": {}}, {}])
     assert list(counts) == list(LABELS)
     assert counts["answer_failure.failed_to_abstain"] == 1 and sum(counts.values()) == 1
+
+
+def test_detector_looks_up_a_label_and_names_the_nearest_for_a_typo() -> None:
+    assert detector("answer_failure.partial_answer") is DETECTORS["answer_failure.partial_answer"]
+    assert detector("evaluation_failure.failure_case_not_saved") is None  # unobservable
+    with pytest.raises(ValueError, match=r"unknown failure label 'answer_failure\.partial_answr'; "
+                       r"did you mean answer_failure\.partial_answer\?"):
+        detector("answer_failure.partial_answr")
+
+
+def test_a_label_without_detector_or_reason_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    diagnose_module._check_registry()  # the shipped registry is whole
+    monkeypatch.delitem(DETECTORS, "answer_failure.partial_answer")
+    with pytest.raises(RuntimeError, match="no detector and no UNOBSERVABLE reason: "
+                       "answer_failure.partial_answer"):
+        diagnose_module._check_registry()
 
 
 def test_passing_question_has_no_failure() -> None:

@@ -32,14 +32,8 @@ from ragassay import (
 from ragassay.checks import totals, verdict_text
 from ragassay.core import NO_PREDICTION
 from ragassay.diagnose import LABELS
-from ragassay.report.html import (
-    BAR_PLOT_W,
-    FAIL_LABEL_W,
-    FAIL_PLOT_W,
-    LABEL_W,
-    render_html,
-    write_html,
-)
+from ragassay.report.charts import BAR_PLOT_W, FAIL_LABEL_W, FAIL_PLOT_W, LABEL_W
+from ragassay.report.html import render_html, write_html
 from ragassay.run import run_evaluation
 from ragassay.runfolder import Aggregate
 from ragassay.schema import (

@@ -29,7 +29,7 @@ CHECKS = ("found", "grounded", "right")
 class Checks(BaseModel):
     """The verdicts of one question: True pass, False fail, None not measured / applicable."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     found: bool | None = None
     grounded: bool | None = None

@@ -159,7 +159,7 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
 def _gate(run_dir: Path, bars_text: list[str] | None, config: Path | None,
           baseline: Path | None, junit: Path | None, fail_on_regression: bool = True) -> bool:
     """Check a run against its bars (and a baseline); print one line per outcome."""
-    from .config import load_config
+    from .config import load_config, locate
     from .gate import (
         GateConfig,
         evaluate_gate,
@@ -179,8 +179,11 @@ def _gate(run_dir: Path, bars_text: list[str] | None, config: Path | None,
             cfg_path = config or run.metrics.provenance.config_path
             if not cfg_path:
                 raise InputError(run_dir, "no bars: pass --bar or --config with a `gate:` mapping")
-            options = parse_gate_config(load_config(cfg_path).gate, source=cfg_path,
-                                        known_metrics=known)
+            try:
+                options = parse_gate_config(load_config(cfg_path).gate, source=cfg_path,
+                                            known_metrics=known)
+            except InputError as exc:
+                raise locate(exc) from None
         base = read_run(baseline) if baseline is not None else None
         result = evaluate_gate(run, options, baseline=base, fail_on_regression=fail_on_regression,
                                run_dir=run_dir, baseline_dir=baseline)

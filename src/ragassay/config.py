@@ -185,6 +185,14 @@ def _resolve_paths(data: dict[str, Any], base: Path) -> None:
                             else Path(os.path.normpath(base / value)))
 
 
+def locate(exc: InputError) -> InputError:
+    """``exc`` with the line of its field added, when it names a field of a config file
+    (errors found after loading, e.g. a gate bar checked against a run's metrics)."""
+    if exc.line is not None or exc.field is None or not Path(exc.path).is_file():
+        return exc
+    return _error(Path(exc.path), _key_lines(Path(exc.path)), exc.field, exc.message)
+
+
 def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> EvalConfig:
     """Read and check an evaluation config; errors name the file, line and field.
 

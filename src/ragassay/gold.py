@@ -71,7 +71,12 @@ class QuestionGold:
 
 
 def read_questions(path: str | Path) -> list[Question]:
-    return read_jsonl(path, Question, key="question_id")
+    """The questions of a JSONL file (file:line:field errors); a file without any question
+    is an error too, since an evaluation over nothing could only pass."""
+    questions = read_jsonl(path, Question, key="question_id")
+    if not questions:
+        raise InputError(path, "holds no questions")
+    return questions
 
 
 def read_gold(path: str | Path) -> list[GoldRecord]:

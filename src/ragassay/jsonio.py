@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 from collections.abc import Callable, Iterable, Iterator
@@ -30,6 +31,10 @@ FILE_MODE = 0o666  # before the umask
 DIR_MODE = 0o777
 
 M = TypeVar("M", bound=BaseModel)
+# pydantic puts the member of a union into an error's location (``latency_ms.float``): not a
+# field the user wrote, so it is left out of the field named.
+_TYPE_LABEL = re.compile(r"^(?:[a-z]+\[.*\]|float|int|str|bool|none|list|dict|tuple|"
+                         r"function-[a-z-]+\[.*\]|lax-or-strict\[.*\]|json-or-python\[.*\])$")
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -47,8 +52,8 @@ def parse_record(model: type[M], data: Any, path: str | Path, line: int | None =
         return model.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        field = ".".join([prefix, *(str(p) for p in err.get("loc", ()))] if prefix
-                         else [str(p) for p in err.get("loc", ())]) or "(record)"
+        loc = [str(p) for p in err.get("loc", ()) if not _TYPE_LABEL.match(str(p))]
+        field = ".".join([prefix, *loc] if prefix else loc) or "(record)"
         raise InputError(path, err.get("msg", "invalid value") + hint, line=line,
                          field=field) from None
 
@@ -82,15 +87,15 @@ def read_json(path: str | Path, *, hint: str = "") -> Any:
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, decoded_value)`` for each non-blank line, streaming."""
     p = _need_file(path)
-    with p.open(encoding="utf-8") as fh:
-        line_no = 0
-        try:
-            for line_no, raw in enumerate(fh, start=1):  # noqa: B007 (read in except)
-                if not raw.strip():
-                    continue
-                yield line_no, decode_json(raw, p, line_no)
-        except UnicodeDecodeError:
-            raise InputError(p, "not UTF-8 text", line=line_no + 1) from None
+    with p.open("rb") as fh:
+        for line_no, raw in enumerate(fh, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(p, f"not UTF-8 text (byte {exc.start + 1} of the line)",
+                                 line=line_no) from None
+            if text.strip():
+                yield line_no, decode_json(text, p, line_no)
 
 
 def read_jsonl(path: str | Path, model: type[M], *, key: str | None = None) -> list[M]:

@@ -28,7 +28,7 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
     ``folder``)."""
     t_start = time.perf_counter()
     mode = "predictions" if cfg.predictions_path else cfg.pipeline.name
-    run_id = run_id or default_run_id(mode)
+    run_id = default_run_id(mode) if run_id is None else run_id
     check_run_id(run_id)
     run_dir = Path(output_root or cfg.output_root) / run_id
     if run_dir.exists() and not force:

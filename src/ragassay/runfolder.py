@@ -31,7 +31,7 @@ from .jsonio import (
     read_json,
     write_folder,
 )
-from .schema import Answer
+from .schema import Answer, StrictBool
 
 SCHEMA_VERSION = 1
 METRICS_JSON = "metrics.json"
@@ -42,7 +42,7 @@ GROUPS = ("retrieval", "answer")
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 # --- metrics.json ----------------------------------------------------------------------
@@ -111,7 +111,7 @@ class RankedChunk(_Model):
     rank: int
     chunk_id: str
     score: float | None
-    gold: bool
+    gold: StrictBool
 
 
 class QuestionResult(_Model):
@@ -120,7 +120,7 @@ class QuestionResult(_Model):
     question_id: str
     question: str
     topic: str | None = None
-    answerable: bool
+    answerable: StrictBool
     gold_chunk_ids: list[str]
     retrieved: list[RankedChunk]  # de-duplicated ranking the question is judged on
     gold_rank_in_index: dict[str, int] = Field(default_factory=dict)
@@ -156,7 +156,7 @@ class AnswerRow(_Model):
     question_id: str
     question: str
     topic: str | None
-    answerable: bool
+    answerable: StrictBool
     answer: Answer | None
     context_chunk_ids: list[str]
     scores: dict[str, Any]
@@ -174,7 +174,7 @@ class FailureRow(_Model):
     run_id: str
     question_id: str
     question: str
-    answerable: bool
+    answerable: StrictBool
     failure_types: list[str]
     evidence: dict[str, dict[str, Any]]
     rank: int | None

@@ -6,15 +6,20 @@ the file, line and field of what is wrong.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, Strict, field_validator
 
 SCHEMA_VERSION = 1
 
 
+# JSON has no NaN or Infinity (Python's reader accepts them): refused in every record, and a
+# boolean must be a JSON boolean, not "yes" or 1.
+StrictBool = Annotated[bool, Strict()]
+
+
 class _Record(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
     # The JSONL line the record came from, for errors found after reading.
     _line: int | None = PrivateAttr(default=None)
 
@@ -60,7 +65,7 @@ def _as_list(value: Any) -> Any:
 class Question(_Record):
     question_id: str = Field(min_length=1)
     question: str = Field(min_length=1)
-    answerable: bool
+    answerable: StrictBool
     query_type: str | None = None
     expected_answer: str | None = None
     expected_terms: list[str] = Field(default_factory=list)

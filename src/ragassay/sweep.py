@@ -8,6 +8,7 @@ predictions file the answers stay as given and only the context they are judged 
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,8 @@ def parse_thresholds(text: str | None) -> list[float | None]:
                          ) from None
     if not values:
         raise InputError("--threshold", "no threshold given")
+    if not all(math.isfinite(v) for v in values):
+        raise InputError("--threshold", f"thresholds must be finite numbers, got {text!r}")
     return [None, *sorted(set(values))]
 
 

@@ -1,17 +1,16 @@
-"""A self-contained HTML page for one run folder: metrics with CIs, failure taxonomy, questions.
+"""A self-contained HTML page for one run: metrics with CIs, failure taxonomy, questions.
 
-The page reads only the run folder's artifacts (`metrics.json`, `retrieved_chunks.jsonl`,
-`answers.jsonl`, `failure_cases.jsonl`), carries its CSS inline and draws its charts as inline
-SVG with our own few lines of code: no script, no CDN, no network, so it opens from disk
-offline. Every piece of text from the run is escaped. The same folder gives a byte-identical
-page: rows keep their file order and the only time shown is the one `metrics.json` holds.
+The page renders a :class:`~ragassay.runfolder.RunResult` (the record a run writes to its
+folder, or reads back with :func:`~ragassay.runfolder.read_run`), carries its CSS inline and
+draws its charts as inline SVG with our own few lines of code (:mod:`.charts`): no script, no
+CDN, no network, so it opens from disk offline. Every piece of text from the run is escaped.
+The same run gives a byte-identical page: rows keep their record order and the only time
+shown is the one `metrics.json` holds.
 """
 
 from __future__ import annotations
 
-import html
 import json
-import math
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -19,26 +18,19 @@ from typing import Any
 from ..checks import verdict_text
 from ..jsonio import write_text
 from ..runfolder import QuestionResult, RunResult, read_run
+from .charts import (
+    CATEGORY_COLORS,
+    _category,
+    _ci_text,
+    _color,
+    _e,
+    _is_number,
+    _num,
+    _short,
+    failure_chart,
+    metric_chart,
+)
 
-# Category of a failure label = its prefix; drawn in this order and these colours
-# (Okabe-Ito, readable by colour-blind readers). Unknown prefixes come last, in grey.
-CATEGORY_COLORS: dict[str, str] = {
-    "retrieval_failure": "#0072B2",
-    "parsing_failure": "#E69F00",
-    "citation_failure": "#009E73",
-    "answer_failure": "#CC79A7",
-    "evaluation_failure": "#7F7F7F",
-}
-OTHER_COLOR = "#999999"
-
-# Chart geometry in SVG user units (the SVG scales down with the window).
-LABEL_W = 190  # metric name column
-BAR_PLOT_W = 300  # the 0..1 axis
-VALUE_W = 56  # mean printed right of the axis
-ROW_H = 24
-BAR_H = 14
-FAIL_LABEL_W = 240
-FAIL_PLOT_W = 260
 MAX_CHUNKS_SHOWN = 10
 _GOLD = '<span class="gold">gold</span>'
 
@@ -84,43 +76,6 @@ def write_html(run_dir: Path, out: Path | None = None) -> Path:
 
 
 # --- small formatting helpers --------------------------------------------------------
-
-
-def _e(value: Any) -> str:
-    """Escaped text for HTML and SVG content or attribute values."""
-    return html.escape(str(value), quote=True)
-
-
-def _num(value: Any, digits: int = 3) -> str:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return "—" if value is None else str(value)
-    return f"{value:.{digits}f}"
-
-
-def _px(value: float) -> str:
-    """An SVG coordinate with fixed precision, so pages compare byte for byte."""
-    return f"{value:.1f}"
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _unit(value: float) -> float:
-    """Clamp to the 0..1 axis (a mean outside it still prints its true value)."""
-    return min(max(float(value), 0.0), 1.0)
-
-
-def _category(label: str) -> str:
-    return label.split(".", 1)[0]
-
-
-def _short(label: str) -> str:
-    return label.split(".", 1)[-1]
-
-
-def _color(category: str) -> str:
-    return CATEGORY_COLORS.get(category, OTHER_COLOR)
 
 
 def _table(header: list[str], rows: Iterable[str], cls: str = "") -> str:
@@ -175,11 +130,6 @@ def _header_section(m: dict[str, Any], folder: str) -> str:
 # --- 2. metrics ----------------------------------------------------------------------
 
 
-def _ci_text(agg: dict[str, Any]) -> str:
-    lo, hi = agg.get("ci_low"), agg.get("ci_high")
-    return f"[{_num(lo)}, {_num(hi)}]" if _is_number(lo) and _is_number(hi) else "—"
-
-
 def _metric_row(name: str, agg: dict[str, Any]) -> str:
     mean = agg.get("mean")
     mean_cell = (f'<td class="num">{_num(mean)}</td>' if _is_number(mean)
@@ -187,55 +137,6 @@ def _metric_row(name: str, agg: dict[str, Any]) -> str:
     return (f"<tr><td>{_e(name)}</td>{mean_cell}<td class=\"num\">{_e(_ci_text(agg))}</td>"
             f'<td class="num">{_e(agg.get("n", "—"))}</td>'
             f'<td class="num">{_e(agg.get("missing", "—"))}</td></tr>')
-
-
-def metric_chart(aggs: dict[str, dict[str, Any]], label: str) -> str:
-    """Horizontal bars of the means on a 0..1 axis, the bootstrap CI drawn as a whisker.
-
-    A metric whose mean is None keeps its row, written "not measured (k missing)".
-    """
-    names = list(aggs)
-    top, bottom = 6, 22
-    width = LABEL_W + BAR_PLOT_W + VALUE_W
-    height = top + ROW_H * len(names) + bottom
-    plot_bottom = top + ROW_H * len(names)
-    out = [f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" '
-           f'height="{height}" role="img" aria-label="{_e(label)}" '
-           'font-family="system-ui, sans-serif" font-size="12">',
-           f"<title>{_e(label)}</title>"]
-    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
-        x = _px(LABEL_W + tick * BAR_PLOT_W)
-        out.append(f'<line x1="{x}" y1="{top}" x2="{x}" y2="{plot_bottom}" stroke="#d8dee4"/>')
-        out.append(f'<text x="{x}" y="{plot_bottom + 15}" text-anchor="middle" '
-                   f'fill="#59636e">{tick:g}</text>')
-    for i, name in enumerate(names):
-        out.append(_metric_bar(name, aggs[name], top + i * ROW_H + ROW_H / 2))
-    out.append("</svg>")
-    return "".join(out)
-
-
-def _metric_bar(name: str, agg: dict[str, Any], cy: float) -> str:
-    mean, lo, hi = agg.get("mean"), agg.get("ci_low"), agg.get("ci_high")
-    label = (f'<text x="{LABEL_W - 8}" y="{_px(cy)}" dy="0.35em" text-anchor="end" '
-             f'fill="#1f2328">{_e(name)}</text>')
-    if not _is_number(mean):
-        note = f"not measured ({agg.get('missing', '?')} missing)"
-        return (f"<g><title>{_e(name)}: {_e(note)}</title>{label}"
-                f'<text x="{LABEL_W + 6}" y="{_px(cy)}" dy="0.35em" fill="#59636e" '
-                f'font-style="italic">{_e(note)}</text></g>')
-    tip = (f"{name}: mean {_num(mean)}, 95% CI {_ci_text(agg)}, n {agg.get('n', '—')}, "
-           f"missing {agg.get('missing', '—')}")
-    parts = [f"<g><title>{_e(tip)}</title>", label,
-             f'<rect x="{LABEL_W}" y="{_px(cy - BAR_H / 2)}" '
-             f'width="{_px(_unit(mean) * BAR_PLOT_W)}" height="{BAR_H}" fill="#8fb8de"/>']
-    if _is_number(lo) and _is_number(hi):
-        x1, x2 = (_px(LABEL_W + _unit(v) * BAR_PLOT_W) for v in (lo, hi))
-        y1, y2 = _px(cy - 5), _px(cy + 5)
-        parts.append(f'<path d="M{x1} {_px(cy)}H{x2}M{x1} {y1}V{y2}M{x2} {y1}V{y2}" '
-                     'stroke="#1f2328" stroke-width="1.5" fill="none"/>')
-    parts.append(f'<text x="{LABEL_W + BAR_PLOT_W + 8}" y="{_px(cy)}" dy="0.35em" '
-                 f'fill="#1f2328">{_num(mean)}</text></g>')
-    return "".join(parts)
 
 
 def _metric_section(m: dict[str, Any], group: str, title: str) -> str:
@@ -266,39 +167,6 @@ def _fired_labels(counts: dict[str, Any]) -> list[tuple[str, int]]:
         return (known.index(cat) if cat in known else len(known), cat, pos)
 
     return [item for _, item in sorted(enumerate(fired), key=key)]
-
-
-def failure_chart(fired: list[tuple[str, int]], label: str) -> str:
-    """Horizontal bars of label counts (questions that earned the label), coloured by category."""
-    top, bottom = 6, 22
-    width = FAIL_LABEL_W + FAIL_PLOT_W + 40
-    plot_bottom = top + ROW_H * len(fired)
-    height = plot_bottom + bottom
-    most = max(n for _, n in fired)
-    step = 1 if most <= 10 else math.ceil(most / 5)
-    axis_max = math.ceil(most / step) * step
-    out = [f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" '
-           f'height="{height}" role="img" aria-label="{_e(label)}" '
-           'font-family="system-ui, sans-serif" font-size="12">',
-           f"<title>{_e(label)}</title>"]
-    for tick in range(0, axis_max + 1, step):
-        x = _px(FAIL_LABEL_W + tick / axis_max * FAIL_PLOT_W)
-        out.append(f'<line x1="{x}" y1="{top}" x2="{x}" y2="{plot_bottom}" stroke="#d8dee4"/>')
-        out.append(f'<text x="{x}" y="{plot_bottom + 15}" text-anchor="middle" '
-                   f'fill="#59636e">{tick}</text>')
-    for i, (name, n) in enumerate(fired):
-        cy = top + i * ROW_H + ROW_H / 2
-        out.append(
-            f"<g><title>{_e(name)}: {n}</title>"
-            f'<text x="{FAIL_LABEL_W - 8}" y="{_px(cy)}" dy="0.35em" text-anchor="end" '
-            f'fill="#1f2328">{_e(_short(name))}</text>'
-            f'<rect x="{FAIL_LABEL_W}" y="{_px(cy - BAR_H / 2)}" '
-            f'width="{_px(n / axis_max * FAIL_PLOT_W)}" height="{BAR_H}" '
-            f'fill="{_color(_category(name))}"/>'
-            f'<text x="{_px(FAIL_LABEL_W + n / axis_max * FAIL_PLOT_W + 6)}" y="{_px(cy)}" '
-            f'dy="0.35em" fill="#1f2328">{n}</text></g>')
-    out.append("</svg>")
-    return "".join(out)
 
 
 def _legend(counts: dict[str, Any], by_category: dict[str, Any]) -> str:

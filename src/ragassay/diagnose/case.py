@@ -1,0 +1,146 @@
+"""The taxonomy's 24 labels, and `Case`: one question's evidence and the facts detectors share."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..checks import Checks
+from ..config import DiagnoseConfig
+from ..gold import QuestionGold
+from ..schema import Answer, Question
+from ..store import Index
+
+RETRIEVAL = (
+    "retrieval_failure.gold_evidence_not_in_top_k",
+    "retrieval_failure.gold_evidence_ranked_too_low",
+    "retrieval_failure.wrong_similar_clause",
+    "retrieval_failure.chunk_boundary_split",
+    "retrieval_failure.query_wording_mismatch",
+    "retrieval_failure.multi_chunk_evidence_missing",
+)
+PARSING = (
+    "parsing_failure.table_content_lost",
+    "parsing_failure.figure_content_ignored",
+    "parsing_failure.page_metadata_missing",
+    "parsing_failure.header_footer_noise",
+    "parsing_failure.korean_english_mixed_text_issue",
+)
+CITATION = (
+    "citation_failure.correct_answer_wrong_citation",
+    "citation_failure.insufficient_citation",
+    "citation_failure.missing_page_number",
+    "citation_failure.citation_does_not_support_claim",
+    "citation_failure.vague_citation_for_multiple_claims",
+)
+ANSWER = (
+    "answer_failure.hallucinated_requirement",
+    "answer_failure.partial_answer",
+    "answer_failure.overconfident_weak_evidence",
+    "answer_failure.wrong_synthesis",
+    "answer_failure.failed_to_abstain",
+)
+EVALUATION = (
+    "evaluation_failure.no_gold_evidence",
+    "evaluation_failure.metric_missing",
+    "evaluation_failure.failure_case_not_saved",
+)
+LABELS: tuple[str, ...] = RETRIEVAL + PARSING + CITATION + ANSWER + EVALUATION
+
+# Labels no detector can fire, and why; they are counted (always 0) so the schema stays whole.
+UNOBSERVABLE: dict[str, str] = {
+    "evaluation_failure.failure_case_not_saved": (
+        "a run folder is written to a temporary folder and renamed into place, so a run "
+        "either saves every failure case or leaves no run folder at all"
+    ),
+}
+
+
+@dataclass
+class Case:
+    """Everything known about one question after it was answered and scored."""
+
+    question: Question
+    gold: QuestionGold
+    ranked: list[str]  # retrieved chunk ids, de-duplicated, best first
+    scores: list[float | None]
+    context_ids: list[str]  # the chunks the answerer saw
+    answer: Answer
+    answer_scores: dict[str, Any]
+    retrieval: dict[str, Any]  # per-question retrieval metrics (None without gold)
+    top_k: int
+    index: Index
+    checks: Checks = field(default_factory=Checks)
+    # Metrics the config asks for that the system's output kept from being measured.
+    missing: dict[str, str] = field(default_factory=dict)
+    index_ranks: dict[str, int] = field(default_factory=dict)  # gold id -> rank among all chunks
+    _repeated: dict[str, set[str]] = field(default_factory=dict, repr=False)
+
+    # --- derived facts the detectors share ---------------------------------------------
+    @property
+    def gold_ids(self) -> list[str]:
+        return [cid for cid, g in self.gold.grades.items() if g >= 1]
+
+    @property
+    def first_gold_rank(self) -> int:
+        gold = set(self.gold_ids)
+        return next((i for i, cid in enumerate(self.ranked, 1) if cid in gold), 0)
+
+    @property
+    def declined(self) -> bool:
+        return bool(self.answer_scores.get("declined"))
+
+    @property
+    def supported(self) -> bool:
+        return not self.declined
+
+    @property
+    def cited(self) -> list[str]:
+        return list(self.answer_scores.get("cited_ids") or [])
+
+    @property
+    def failing(self) -> bool:
+        """Some check failed (found, grounded or right; see :mod:`ragassay.checks`)."""
+        return not self.checks.passed
+
+    def text(self, chunk_id: str) -> str:
+        return self.index.chunk(chunk_id).text if self.index.has(chunk_id) else ""
+
+    def repeated_lines(self, doc_id: str) -> set[str]:
+        if doc_id not in self._repeated:
+            self._repeated[doc_id] = repeated_lines(self.index, doc_id)
+        return self._repeated[doc_id]
+
+
+Detector = Callable[[Case, DiagnoseConfig], "dict[str, Any] | None"]
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def _line_key(line: str) -> str:
+    return _DIGITS.sub("#", " ".join(line.split()))
+
+
+def repeated_lines(index: Index, doc_id: str, min_count: int = 3) -> set[str]:
+    """Lines (digits folded) that occur at least `min_count` times in a document."""
+    counts: Counter[str] = Counter()
+    for line in document_text(index, doc_id).splitlines():
+        key = _line_key(line)
+        if len(key) >= 5:
+            counts[key] += 1
+    return {k for k, n in counts.items() if n >= min_count}
+
+
+def document_text(index: Index, doc_id: str) -> str:
+    """The document's text, stitched back from its chunks' character spans."""
+    parts: list[str] = []
+    end = 0
+    for c in index.chunks_of(doc_id):
+        start = c.char_span[0] if c.char_span else end
+        parts.append(c.text[max(end - start, 0):])
+        end = c.char_span[1] if c.char_span else end + len(c.text)
+    return "".join(parts)

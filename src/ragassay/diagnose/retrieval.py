@@ -1,0 +1,128 @@
+"""Detectors of the retrieval_failure labels (and the text similarity they use)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from ..config import DiagnoseConfig
+from ..text import content_words, normalize, split_sentences
+from .case import Case
+
+# --- retrieval -----------------------------------------------------------------------
+
+
+def gold_evidence_not_in_top_k(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
+    """No gold chunk among the top-k retrieved."""
+    if not case.gold_ids or (0 < case.first_gold_rank <= case.top_k):
+        return None
+    return {
+        "top_k": case.top_k,
+        "gold_chunk_ids": case.gold_ids,
+        "top_hits": case.ranked[:3],
+        "gold_rank_in_index": {cid: case.index_ranks[cid] for cid in case.gold_ids
+                               if cid in case.index_ranks},
+    }
+
+
+def gold_evidence_ranked_too_low(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
+    """The first gold chunk is retrieved, but below `rank_cutoff` (default 5) within top-k."""
+    rank = case.first_gold_rank
+    if not (cfg.rank_cutoff < rank <= case.top_k):
+        return None
+    return {"rank": rank, "rank_cutoff": cfg.rank_cutoff, "ranked_above": case.ranked[: rank - 1]}
+
+
+def _grams(text: str, n: int = 3) -> Counter[str]:
+    s = re.sub(r"\s+", "", normalize(text))
+    return Counter(s[i : i + n] for i in range(max(len(s) - n + 1, 1)))
+
+
+def similarity(a: str, b: str) -> float:
+    """Dice coefficient of character 3-gram multisets (spaces ignored): 1.0 = same text."""
+    ga, gb = _grams(a), _grams(b)
+    total = sum(ga.values()) + sum(gb.values())
+    return 2 * sum((ga & gb).values()) / total if total else 0.0
+
+
+def coverage(claim: str, text: str) -> float:
+    """Share of the claim's character 3-grams that the text holds (spaces ignored)."""
+    gc = _grams(claim)
+    total = sum(gc.values())
+    return sum((gc & _grams(text)).values()) / total if total else 0.0
+
+
+def wrong_similar_clause(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
+    """The top hit is not gold but holds a near-duplicate of the gold claim.
+
+    Each sentence of the top hit is scored by how much of the claim's wording it covers
+    (character 3-grams; threshold `similar_clause`): a clause copied from another agency's
+    RFP with a different number covers most of it. Labels without a claim compare whole
+    chunk texts (Dice).
+    """
+    if not case.gold_ids or not case.ranked or case.ranked[0] in case.gold_ids:
+        return None
+    top = case.ranked[0]
+    top_text = case.text(top)
+    best: tuple[float, str, str] = (0.0, "", "")
+    for ev in case.gold.evidence:
+        claim = ev.label.support_claim
+        if claim and normalize(claim) in normalize(top_text):
+            return None  # the top hit holds the claim itself
+        if claim:
+            for a, b in split_sentences(top_text):
+                sent = top_text[a:b]
+                best = max(best, (coverage(claim, sent), sent, claim))
+        else:
+            for cid in ev.chunk_ids:
+                best = max(best, (similarity(case.text(cid), top_text), top_text, case.text(cid)))
+    score, sentence, claim = best
+    if score < cfg.similar_clause:
+        return None
+    top_doc = case.index.chunk(top).doc_id if case.index.has(top) else None
+    gold_docs = sorted({case.index.chunk(c).doc_id for c in case.gold_ids if case.index.has(c)})
+    return {
+        "top_chunk_id": top,
+        "similar_text": sentence.strip(),
+        "gold_claim": claim,
+        "similarity": round(score, 4),
+        "same_document": top_doc in gold_docs,
+    }
+
+
+def chunk_boundary_split(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
+    """The gold claim is held by no single chunk, only by two adjacent ones."""
+    splits = [ev for ev in case.gold.evidence if ev.split]
+    if not splits or not case.failing:
+        return None
+    return {"claims": [{"claim": ev.label.support_claim, "chunk_ids": ev.chunk_ids}
+                       for ev in splits]}
+
+
+def _shared_words(question: str, chunk_text: str) -> list[str]:
+    hay = normalize(chunk_text)
+    return [w for w in dict.fromkeys(content_words(question)) if w in hay]
+
+
+def query_wording_mismatch(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
+    """Retrieval missed (or ranked low) and the question shares no content word with the gold."""
+    rank = case.first_gold_rank
+    if not case.gold_ids or 0 < rank <= cfg.rank_cutoff:
+        return None
+    shared = sorted({w for cid in case.gold_ids for w in _shared_words(case.question.question,
+                                                                        case.text(cid))})
+    if shared:
+        return None
+    return {"question_content_words": content_words(case.question.question),
+            "gold_chunk_ids": case.gold_ids}
+
+
+def multi_chunk_evidence_missing(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
+    """Evidence needs several chunks; some but not all are in the top-k."""
+    gold = case.gold_ids
+    top = set(case.ranked[: case.top_k])
+    found = [c for c in gold if c in top]
+    if len(gold) < 2 or not found or len(found) == len(gold):
+        return None
+    return {"found": found, "missing": [c for c in gold if c not in top]}

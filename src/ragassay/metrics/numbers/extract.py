@@ -1,0 +1,111 @@
+"""`extract_numbers`: every number in a text, with what is masked as not a number."""
+
+from __future__ import annotations
+
+import bisect
+import re
+import unicodedata
+from dataclasses import replace
+from decimal import Decimal
+from functools import lru_cache
+
+from ...text import guess_language
+from .dates import _KO_CLOCK_RE, _TIME_RE, _dates
+from .numerals import _NUMERAL_RE, _numeral_quantity
+from .quantity import DATE, TIME, Quantity
+from .units import _HANGUL_RUN, _is_ko_tail
+from .words import _word_quantities
+
+# --- masks ----------------------------------------------------------------------------
+
+_IDENTIFIER_RE = re.compile(
+    r"(?<![\w-])[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*[-_]\d[A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*"
+)
+_PHONE_RE = re.compile(r"(?<![\d-])\d+(?:-\d+){2,}(?![\d-])")
+_LIST_MARKER_RE = re.compile(r"(?m)^[ \t]*(?:[-*•·▪][ \t]*)?(?:\d{1,2}[.)]|\(\d{1,2}\))(?=[ \t])")
+_RANGE_GAP_RE = re.compile(r"[ \t]*(?:-|–|—|~|∼|〜|bis|to|or|oder|또는)[ \t]*", re.IGNORECASE)
+
+
+class _Spans:
+    """Disjoint character ranges already claimed by a date, an identifier or a number,
+    kept sorted so that a lookup is a binary search."""
+
+    def __init__(self) -> None:
+        self._spans: list[tuple[int, int]] = []
+
+    def free(self, a: int, b: int) -> bool:
+        i = bisect.bisect_left(self._spans, (a, b))
+        before_ok = i == 0 or self._spans[i - 1][1] <= a
+        after_ok = i == len(self._spans) or self._spans[i][0] >= b
+        return before_ok and after_ok
+
+    def take(self, a: int, b: int) -> None:
+        bisect.insort(self._spans, (a, b))
+
+
+# --- extraction -----------------------------------------------------------------------
+
+
+def extract_numbers(text: str) -> list[Quantity]:
+    """Every number in ``text`` (see the module docstring), ordered by position."""
+    return list(_extract(text))
+
+
+def _fold_width(text: str) -> str:
+    """NFKC per character where it keeps the length (``３，０００`` → ``3,000``, ``％`` →
+    ``%``), so that spans found in the folded text index the original text too."""
+    return "".join(f if len(f := unicodedata.normalize("NFKC", ch)) == 1 else ch
+                   for ch in text)
+
+
+@lru_cache(maxsize=4096)
+def _extract(original: str) -> tuple[Quantity, ...]:
+    text = _fold_width(original)
+    lang = guess_language(text)
+    taken = _Spans()
+    found: list[Quantity] = []
+
+    def add(q: Quantity) -> None:
+        if taken.free(*q.span):
+            taken.take(*q.span)
+            found.append(q)
+
+    # the longest date wins where patterns overlap ("1 July 2026" over "July 2026")
+    for q in sorted(_dates(text), key=lambda q: (q.span[0] - q.span[1], q.span[0])):
+        add(q)
+    for m in _TIME_RE.finditer(text):
+        add(Quantity(Decimal(int(m.group(1)) * 100 + int(m.group(2))), TIME, m.group(),
+                     m.span()))
+    for m in _KO_CLOCK_RE.finditer(text):
+        tail = _HANGUL_RUN.match(text, m.end())
+        if not _is_ko_tail(tail.group() if tail else ""):
+            continue  # "3시스템" is no clock time
+        add(Quantity(Decimal(int(m.group(1)) * 100 + int(m.group(2) or 0)), TIME, m.group(),
+                     m.span()))
+    for pattern in (_IDENTIFIER_RE, _PHONE_RE, _LIST_MARKER_RE):
+        for m in pattern.finditer(text):
+            if taken.free(*m.span()):
+                taken.take(*m.span())
+    for m in _NUMERAL_RE.finditer(text):
+        if taken.free(*m.span()):
+            numeral = _numeral_quantity(text, m, lang)
+            if numeral is not None:
+                add(numeral)
+            else:
+                taken.take(*m.span())
+    for q in _word_quantities(text):
+        add(q)
+    found.sort(key=lambda q: q.span)
+    return tuple(replace(q, raw=original[q.span[0]:q.span[1]])
+                 for q in _share_range_units(text, found))
+
+
+def _share_range_units(text: str, found: list[Quantity]) -> list[Quantity]:
+    """``3-5 Tage``, ``3~5일``: the first number of a range takes the unit of the second."""
+    out = list(found)
+    for i in range(len(out) - 2, -1, -1):
+        q, nxt = out[i], out[i + 1]
+        if (q.unit is None and nxt.unit not in (None, DATE, TIME)
+                and _RANGE_GAP_RE.fullmatch(text, q.span[1], nxt.span[0])):
+            out[i] = Quantity(q.value, nxt.unit, q.raw, q.span, q.alternatives)
+    return out

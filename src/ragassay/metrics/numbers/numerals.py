@@ -1,0 +1,128 @@
+"""Digit numerals: separators, Korean and Latin multipliers, and the quantity they write."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+from .quantity import TIME, Quantity
+from .units import _PREFIX_CURRENCY_RE, _PREFIX_FAMILY, _match_unit
+
+# --- numerals -------------------------------------------------------------------------
+
+_NUMERAL_RE = re.compile(r"(?<![^\W\uac00-\ud7a3]|[.,])\d+(?:[.,]\d+)*")
+
+
+def parse_numeral(s: str, lang: str = "en") -> tuple[Decimal, tuple[Decimal, ...]] | None:
+    """The value of a digit string with ``.``/``,`` separators and its alternative reading.
+
+    ``"3,000"`` → 3000 (alt 3.000 — German decimal comma), ``"1.000,50"`` → 1000.50,
+    ``"99.5"`` → 99.5, ``"0,5"`` → 0.5; ``"1.000"`` → 1.000 (alt 1000), or 1000 (alt 1.000)
+    when ``lang == "de"``. ``"1.2.3"``, ``"1,2,3"`` and ``"1.000,5.0"`` → None.
+    """
+    groups = re.split(r"[.,]", s)
+    seps = [c for c in s if c in ".,"]
+    if not seps:
+        return Decimal(s), ()
+    first_ok = 1 <= len(groups[0]) <= 3
+    if len(set(seps)) == 2:
+        grouping, dec = seps[:-1], seps[-1]
+        if (first_ok and len(set(grouping)) == 1 and grouping[0] != dec
+                and all(len(g) == 3 for g in groups[1:-1])):
+            return Decimal("".join(groups[:-1]) + "." + groups[-1]), ()
+        return None
+    if len(seps) >= 2:
+        if first_ok and all(len(g) == 3 for g in groups[1:]):
+            return Decimal("".join(groups)), ()
+        return None
+    a, b = groups
+    as_decimal = Decimal(a + "." + b)
+    if len(b) != 3 or not first_ok or not a.strip("0"):
+        return as_decimal, ()
+    as_thousands = Decimal(a + b)
+    if lang == "ko":  # Korean writes "3,000" for three thousand and "1.5" for decimals only
+        return (as_thousands, ()) if seps[0] == "," else (as_decimal, ())
+    if (seps[0] == ".") == (lang == "de"):
+        return as_thousands, (as_decimal,)
+    return as_decimal, (as_thousands,)
+
+
+_KO_SMALL = {"천": 1000, "백": 100}
+_KO_BIG = {"만": 10**4, "억": 10**8, "조": 10**12}
+_KO_MULT_RE = re.compile(r"([천백])?([만억조])?")
+_KO_NEXT_SEGMENT_RE = re.compile(r"[ \t]*(\d+(?:,\d{3})*)([천백])?([만억])?")
+_LATIN_MULT_RE = re.compile(
+    r"[ \t]+(Mio\.?|Millionen|Million|millions?|Mrd\.?|Milliarden|Milliarde|billions?|"
+    r"Tsd\.?|thousand|Tausend)(?![^\W\d_])"
+)
+_LATIN_MULT = {"mio": 10**6, "million": 10**6, "millionen": 10**6, "millions": 10**6,
+               "mrd": 10**9, "milliarde": 10**9, "milliarden": 10**9, "billion": 10**9,
+               "billions": 10**9, "tsd": 1000, "thousand": 1000, "tausend": 1000}
+
+
+def _ko_multiplier(text: str, pos: int) -> tuple[int, int, int]:
+    """Korean multiplier attached at ``pos``: ``(multiplier, big_unit, end)``."""
+    m = _KO_MULT_RE.match(text, pos)
+    small, big = (m.group(1), m.group(2)) if m else (None, None)
+    if big == "조" and not text.startswith("원", m.end() if m else pos):
+        big = None  # "제3조" is Article 3, not 3 trillion
+    mult = _KO_SMALL.get(small or "", 1) * _KO_BIG.get(big or "", 1)
+    end = pos + len(small or "") + len(big or "")
+    return mult, _KO_BIG.get(big or "", 1), end
+
+
+def _numeral_at(text: str, m: re.Match[str], lang: str) -> tuple[Decimal, tuple[Decimal, ...],
+                                                                  int] | None:
+    """Value, alternatives and end of the numeral ``m`` with its multipliers."""
+    parsed = parse_numeral(m.group(), lang)
+    if parsed is None:
+        return None
+    value, alts = parsed
+    if text.startswith((",-", ",–"), m.end()):  # German price notation "1.000,- €"
+        return value, alts, m.end() + 2
+    mult, big, end = _ko_multiplier(text, m.end())
+    if mult > 1:
+        value, alts = value * mult, tuple(a * mult for a in alts)
+        # "1억 5천만원": add smaller segments that follow a big unit
+        while big > 1:
+            nxt = _KO_NEXT_SEGMENT_RE.match(text, end)
+            if not nxt or not (nxt.group(2) or nxt.group(3)):
+                break
+            seg_mult = _KO_SMALL.get(nxt.group(2) or "", 1) * _KO_BIG.get(nxt.group(3) or "", 1)
+            if seg_mult >= big:
+                break
+            add = Decimal(nxt.group(1).replace(",", "")) * seg_mult
+            value, alts = value + add, tuple(a + add for a in alts)
+            big, end = _KO_BIG.get(nxt.group(3) or "", 1), nxt.end()
+        return value, alts, end
+    lm = _LATIN_MULT_RE.match(text, end)
+    if lm:
+        factor = _LATIN_MULT[lm.group(1).rstrip(".").casefold()]
+        return value * factor, tuple(a * factor for a in alts), lm.end()
+    return value, alts, end
+
+
+_LATIN_LETTERS = re.compile(r"[A-Za-z\u00c0-\u024f]+")
+
+
+def _numeral_quantity(text: str, m: re.Match[str], lang: str) -> Quantity | None:
+    parsed = _numeral_at(text, m, lang)
+    if parsed is None:
+        return None
+    value, alts, end = parsed
+    unit, unit_end = _match_unit(text, end)
+    if unit is None and end == m.end():
+        glued = _LATIN_LETTERS.match(text, end)
+        if glued:  # "2FA", "5G", "1st": an identifier or ordinal, not a quantity
+            return None
+    if unit == TIME:  # "9 Uhr", "9.30 Uhr"
+        hours, _, minutes = m.group().replace(",", ".").partition(".")
+        value, alts = Decimal(int(hours) * 100 + int(minutes or 0)), ()
+    start = m.start()
+    if unit is None:
+        window = text[max(0, start - 4) : start]
+        pre = _PREFIX_CURRENCY_RE.search(window)
+        if pre:
+            unit, start = _PREFIX_FAMILY[pre.group(1)], start - len(window) + pre.start()
+    end = unit_end if unit_end > end else end
+    return Quantity(value, unit, text[start:end], (start, end), alts)
