@@ -284,16 +284,18 @@ def compare(runs: Annotated[list[Path], typer.Argument(help="Run folders, the ba
 @app.command("metrics")
 def metrics_cmd(list_: Annotated[bool, typer.Option("--list", help="List the measures.")] = True
                 ) -> None:
-    """The IR measures `ragassay trec-eval` and `ragassay.metrics.evaluate` understand."""
+    """Every measure: its canonical name (`name_at_k` with a cutoff), group, direction,
+    trec_eval name and formula. Retrieval measures also work in `ragassay trec-eval`."""
     from rich.table import Table
 
     from .metrics import list_measures
 
-    table = Table(title="measures (name@k)", title_justify="left")
-    for col in ("name", "cutoff", "trec_eval", "formula"):
+    table = Table(title="measures (name_at_k; also name@k, name.k)", title_justify="left")
+    for col in ("name", "group", "better", "cutoff", "trec_eval", "formula"):
         table.add_column(col)
-    for info in list_measures():
-        table.add_row(info.name, info.cutoff, info.trec_eval, info.formula)
+    for info in list_measures(None):
+        table.add_row(info.name, info.group, "higher" if info.higher_is_better else "lower",
+                      info.cutoff, info.trec_eval or "—", escape(info.formula))
     out.print(table)
 
 
