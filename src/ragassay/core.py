@@ -30,7 +30,7 @@ from .metrics.retrieval import retrieval_scores
 from .metrics.stats import aggregate
 from .predictions import check_predictions, context_of, load_predictions
 from .runfolder import (
-    SCHEMA_VERSION,
+    RUN_SCHEMA_VERSION,
     Aggregate,
     Counts,
     Provenance,
@@ -39,8 +39,8 @@ from .runfolder import (
     RunMetrics,
     RunResult,
 )
-from .schema import Chunk, Document, GoldRecord, Prediction, Question
-from .store import Index, read_chunks
+from .schema import Chunk, GoldRecord, Prediction, Question
+from .store import Index, read_chunks, store_of_chunks
 
 if TYPE_CHECKING:  # the pipeline pulls in retrievers and embedders: imported when used
     from .pipeline import Pipeline
@@ -348,7 +348,7 @@ def summarize(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult], *,
         **(provenance or {}),
     }
     return RunMetrics(
-        schema_version=SCHEMA_VERSION, run_id=run_id, mode=mode,
+        schema_version=RUN_SCHEMA_VERSION, run_id=run_id, mode=mode,
         pipeline=cfg.pipeline.model_dump(),
         answerer=({"kind": "external"} if mode == "predictions"
                   else cfg.answerer.model_dump()),
@@ -376,18 +376,6 @@ def summarize(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult], *,
 # --- the public API ----------------------------------------------------------------------
 
 
-def _store_of(evidence: Index | Iterable[Chunk]) -> Index:
-    if isinstance(evidence, Index):
-        return evidence
-    chunks = list(evidence)
-    docs = list(dict.fromkeys(c.doc_id for c in chunks))
-    meta = {"embedding": None, "build": {"source_dir": "(in memory)",
-                                         "chunking": {"strategy": "given"},
-                                         "num_documents": len(docs), "num_chunks": len(chunks)}}
-    return Index(Path("(in memory)"), meta, [Document(doc_id=d, format="chunks") for d in docs],
-                 chunks, np.zeros((len(chunks), 0), np.float32))
-
-
 def evaluate(questions: Sequence[Question], gold: Iterable[GoldRecord],
              predictions: Iterable[Prediction], evidence: Index | Iterable[Chunk],
              config: EvalConfig | None = None, *, run_id: str = "api") -> RunResult:
@@ -400,7 +388,8 @@ def evaluate(questions: Sequence[Question], gold: Iterable[GoldRecord],
     call ``result.write(folder)`` for a run folder.
     """
     cfg = config or EvalConfig()
-    store = _store_of(evidence)
+    store = evidence if isinstance(evidence, Index) else store_of_chunks(list(evidence),
+                                                                          "(in memory)")
     questions = list(questions)
     gold_records = check_gold(gold, questions)
     inputs = Inputs(questions, anchor_gold(questions, gold_records, store), store)

@@ -33,7 +33,7 @@ from .jsonio import (
 )
 from .schema import Answer, StrictBool
 
-SCHEMA_VERSION = 1
+RUN_SCHEMA_VERSION = 1
 METRICS_JSON = "metrics.json"
 RETRIEVED_JSONL = "retrieved_chunks.jsonl"
 ANSWERS_JSONL = "answers.jsonl"
@@ -279,10 +279,10 @@ def read_metrics(run_dir: str | Path) -> RunMetrics:
     """``metrics.json`` of a run folder, checked (field named on error)."""
     path = _need(Path(run_dir) / METRICS_JSON)
     data = read_json(path)
-    if isinstance(data, dict) and data.get("schema_version") != SCHEMA_VERSION:
+    if isinstance(data, dict) and data.get("schema_version") != RUN_SCHEMA_VERSION:
         got = data.get("schema_version")
         raise InputError(path, f"run folder schema_version {got!r}, this ragassay reads "
-                         f"{SCHEMA_VERSION}: rerun the evaluation with this version",
+                         f"{RUN_SCHEMA_VERSION}: rerun the evaluation with this version",
                          field="schema_version")
     return parse_record(RunMetrics, data, path)
 

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, Strict, field_validator
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 1  # of index.json (the run folder has its own, runfolder.RUN_SCHEMA_VERSION)
 
 
 # JSON has no NaN or Infinity (Python's reader accepts them): refused in every record, and a

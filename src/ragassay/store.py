@@ -100,8 +100,15 @@ def read_chunks(path: str | Path) -> Index:
         chunks.append(Chunk(chunk_id=rec.chunk_id, doc_id=doc_id, title=rec.title,
                             section=rec.section, text=rec.text, page_span=rec.page_span,
                             seq=seq[doc_id]))
-    documents = [Document(doc_id=d, source_path=str(path), format="chunks") for d in seq]
+    return store_of_chunks(chunks, str(path))
+
+
+def store_of_chunks(chunks: list[Chunk], source: str) -> Index:
+    """An evidence store without embeddings over ``chunks`` (a chunk file, or chunks held in
+    memory): it serves scoring of predictions, not retrieval."""
+    doc_ids = list(dict.fromkeys(c.doc_id for c in chunks))
+    documents = [Document(doc_id=d, source_path=source, format="chunks") for d in doc_ids]
     meta = {"schema_version": SCHEMA_VERSION, "embedding": None,
-            "build": {"source_dir": str(path), "chunking": {"strategy": "given"},
+            "build": {"source_dir": source, "chunking": {"strategy": "given"},
                       "num_documents": len(documents), "num_chunks": len(chunks)}}
-    return Index(Path(path), meta, documents, chunks, np.zeros((len(chunks), 0), np.float32))
+    return Index(Path(source), meta, documents, chunks, np.zeros((len(chunks), 0), np.float32))
