@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .endpoint import EndpointConfig
 from .errors import InputError
-from .jsonio import read_yaml
+from .jsonio import parse_record, read_yaml
 from .metrics.measures import ANSWER_MEASURES, parse_measure
 from .metrics.retrieval import rag_measure
 
@@ -215,11 +215,9 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Ev
         else:
             node[key] = str(value) if isinstance(value, Path) else value
     try:
-        cfg = EvalConfig.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(x) for x in err["loc"])
-        raise _error(p, lines, field, err["msg"]) from None
+        cfg = parse_record(EvalConfig, data, p)
+    except InputError as exc:
+        raise _error(p, lines, exc.field or "", exc.message) from None
     check_contract(cfg, p, lines)
     cfg.path = p
     cfg.sha256 = hashlib.sha256(p.read_bytes()).hexdigest()

@@ -3,7 +3,7 @@
 What a measure *is* and its formula live in :mod:`ragassay.metrics.measures` (the one
 table: :class:`Measure`, canonical text such as ``ndcg_at_5``, aliases such as ``ndcg@5``
 and ``ndcg_cut.5``, and one vectorised kernel per family). This module turns qrels and a run
-into the :class:`~ragassay.metrics.measures.Relevance` matrix the kernels read, with
+into the :class:`~ragassay.metrics.kernels.Relevance` matrix the kernels read, with
 trec_eval's rules (``tests/differential`` checks them against pytrec_eval):
 
 - Ranking: documents by score descending; equal scores are ordered by document id
@@ -29,10 +29,10 @@ from typing import Literal
 
 import numpy as np
 
+from .kernels import Relevance
 from .measures import (
     Measure,
     MeasureInfo,
-    Relevance,
     list_measures,
     parse_measure,
     parse_measures,

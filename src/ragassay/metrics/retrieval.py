@@ -24,7 +24,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from .measures import Kernel, Measure, Relevance, measure_info
+from .kernels import Kernel, Relevance
+from .measures import Measure, measure_info
 
 HIT_POLICIES = ("any", "all")
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)
