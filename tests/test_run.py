@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -22,7 +23,8 @@ FILES = {"metrics.json", "retrieved_chunks.jsonl", "answers.jsonl", "failure_cas
 def run_eval(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "eval.naive_rag.run_eval", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=300,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
+                          env={"PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
+                               "PATH": "/usr/bin:/bin",
                                "COLUMNS": "200"})
 
 
