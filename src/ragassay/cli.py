@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from .errors import BAD_INPUT, GATE_FAILED, INTERNAL_ERROR, NOT_MEASURED, InputError
+from .report.safe import table
 
 HELP = ("Measure a RAG system question by question: found, grounded, right. Exit codes: 0 ok, "
         "1 gate failed, 2 bad input, 3 questions not measured, 4 internal error.")
@@ -223,8 +224,6 @@ def sweep(config: ConfigOpt,
           force: ForceOpt = False, output_root: RootOpt = None, predictions: PredOpt = None,
           chunks: ChunksOpt = None) -> None:
     """Evaluate k = 1..N (and thresholds) in one call: table, sweep.json/md and a PNG plot."""
-    from rich.table import Table
-
     from .runfolder import check_run_id
     from .sweep import SWEEP_HEADER, parse_k_range, parse_thresholds, run_sweep, sweep_table
     from .sweep import write_sweep as save
@@ -241,13 +240,8 @@ def sweep(config: ConfigOpt,
         return rows, dest
 
     rows, dest = _guard(go)
-    table = Table(title="sweep", title_justify="left")
-    for col in SWEEP_HEADER:
-        table.add_column(col, justify="right")
-    for row in sweep_table(rows):
-        table.add_row(*row)
-    out.print(table)
-    err.print(f"sweep → {dest}/sweep.md, sweep.json, sweep.png")
+    out.print(table("sweep", SWEEP_HEADER, sweep_table(rows)))
+    err.print(f"sweep → {escape(str(dest))}/sweep.md, sweep.json, sweep.png")
 
 
 @app.command()
@@ -258,25 +252,14 @@ def compare(runs: Annotated[list[Path], typer.Argument(help="Run folders, the ba
             json_out: Annotated[Path | None, typer.Option(
                 "--json", help="Also write the full comparison as JSON.")] = None) -> None:
     """Per-metric deltas between runs with paired randomization and t-test p-values."""
-    from rich.table import Table
-
     from .jsonio import json_text, write_text
     from .report.compare import COMPARE_HEADER, compare_rows, compare_runs, summary_rows
 
     result = _guard(lambda: compare_runs(runs, metrics=metric or None, seed=seed))
     header, rows = _guard(lambda: summary_rows(runs, metric or None))
-    summary = Table(title="runs", title_justify="left")
-    for col in header:
-        summary.add_column(col, justify="left" if col in ("run", "pipeline") else "right")
-    for row in rows:
-        summary.add_row(*row)
-    out.print(summary)
-    table = Table(title=f"compared with {runs[0]}", title_justify="left")
-    for col in COMPARE_HEADER:
-        table.add_column(col, justify="left" if col in ("candidate", "metric") else "right")
-    for row in compare_rows(result):
-        table.add_row(*row)
-    out.print(table)
+    out.print(table("runs", header, rows, left=["run", "pipeline"]))
+    out.print(table(f"compared with {runs[0]}", COMPARE_HEADER, compare_rows(result),
+                    left=["candidate", "metric"]))
     if json_out is not None:
         write_text(json_out, json_text(result))
 
@@ -286,17 +269,12 @@ def metrics_cmd(list_: Annotated[bool, typer.Option("--list", help="List the mea
                 ) -> None:
     """Every measure: its canonical name (`name_at_k` with a cutoff), group, direction,
     trec_eval name and formula. Retrieval measures also work in `ragassay trec-eval`."""
-    from rich.table import Table
-
     from .metrics import list_measures
 
-    table = Table(title="measures (name_at_k; also name@k, name.k)", title_justify="left")
-    for col in ("name", "group", "better", "cutoff", "trec_eval", "formula"):
-        table.add_column(col)
-    for info in list_measures(None):
-        table.add_row(info.name, info.group, "higher" if info.higher_is_better else "lower",
-                      info.cutoff, info.trec_eval or "—", escape(info.formula))
-    out.print(table)
+    header = ["name", "group", "better", "cutoff", "trec_eval", "formula"]
+    out.print(table("measures (name_at_k; also name@k, name.k)", header, (
+        [info.name, info.group, "higher" if info.higher_is_better else "lower", info.cutoff,
+         info.trec_eval or "—", info.formula] for info in list_measures(None)), left=header))
 
 
 @app.command("trec-eval")

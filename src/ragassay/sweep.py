@@ -18,6 +18,7 @@ from .config import EvalConfig
 from .core import Predicted, cost_summary, load_inputs, predict, score
 from .errors import InputError
 from .jsonio import FolderWriter, json_text, write_folder
+from .report.safe import md_table
 
 SWEEP_HEADER = ["k", "thr", "recall@k", "found", "grounded", "right", "abstained",
                 "tokens", "calls"]
@@ -163,7 +164,5 @@ def write_sweep(rows: list[dict[str, Any]], out_dir: Path, *, cfg: EvalConfig,
 def _fill_sweep(rows: list[dict[str, Any]], out: FolderWriter, cfg: EvalConfig) -> None:
     out.text("sweep.json", json_text({"config": str(cfg.path), "config_sha256": cfg.sha256,
                                       "rows": rows}))
-    lines = ["| " + " | ".join(SWEEP_HEADER) + " |", "|" + "---|" * len(SWEEP_HEADER)]
-    lines += ["| " + " | ".join(row) + " |" for row in sweep_table(rows)]
-    out.text("sweep.md", "\n".join(lines) + "\n")
+    out.text("sweep.md", md_table(SWEEP_HEADER, sweep_table(rows)) + "\n")
     plot_sweep(rows, out.root / "sweep.png")

@@ -1,13 +1,16 @@
-"""Human-readable views of a run: `summary.md` and the terminal table."""
+"""Human-readable views of a run: `summary.md` and the terminal tables.
+
+Every piece of user text goes through :mod:`.safe` (literal Markdown, literal terminal cells).
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.table import Table
 
 from ..checks import verdict_text
+from .safe import md, md_code, md_table, table
 
 if TYPE_CHECKING:
     from ..runfolder import RunMetrics, RunResult
@@ -60,14 +63,6 @@ def question_header(k: int) -> list[str]:
 METRIC_HEADER = ["metric", "mean", "95% CI", "n", "missing"]
 
 
-def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    def esc(cell: str) -> str:
-        return cell.replace("|", "\\|")
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
 def render_summary_md(result: RunResult) -> str:
     """The run's `summary.md`: counts, retrieval and answer metrics apart, failures, questions."""
     metrics = result.metrics
@@ -80,17 +75,18 @@ def render_summary_md(result: RunResult) -> str:
     if metrics.mode == "predictions":
         system = f"- system: predictions from a file, judged with top_k={pipe['top_k']}"
     else:
-        system = (f"- pipeline: `{pipe['name']}` (top_k={pipe['top_k']}, "
-                  f"{pipe['retrieval_backend']}, answerer: {metrics.answerer['kind']})")
+        system = (f"- pipeline: {md_code(pipe['name'])} (top_k={pipe['top_k']}, "
+                  f"{md(pipe['retrieval_backend'])}, answerer: {md(metrics.answerer['kind'])})")
     if emb:
-        store = (f"- index: {emb['backend']} `{emb['model']}` (dim {emb['dimension']}), chunks of "
-                 f"{chunking.get('chunk_size')} chars with {chunking.get('overlap')} overlap, "
-                 f"{build['num_chunks']} chunks from {build['num_documents']} documents")
+        store = (f"- index: {md(emb['backend'])} {md_code(emb['model'])} (dim "
+                 f"{emb['dimension']}), chunks of {chunking.get('chunk_size')} chars with "
+                 f"{chunking.get('overlap')} overlap, {build['num_chunks']} chunks from "
+                 f"{build['num_documents']} documents")
     else:
-        store = (f"- evidence: chunk file `{build['source_dir']}`, {build['num_chunks']} chunks "
-                 f"from {build['num_documents']} documents")
+        store = (f"- evidence: chunk file {md_code(build['source_dir'])}, {build['num_chunks']} "
+                 f"chunks from {build['num_documents']} documents")
     parts = [
-        f"# Run `{metrics.run_id}`",
+        f"# Run {md_code(metrics.run_id)}",
         "",
         system,
         store,
@@ -101,23 +97,23 @@ def render_summary_md(result: RunResult) -> str:
         parts.append(f"- **{counts.without_prediction} questions not measured** (no prediction "
                      "or a failed answerer call); see `answers.jsonl` `not_measured`")
     if prov.index.get("stale"):
-        parts.append(f"- **warning: the index is stale** ({prov.index['stale']})")
+        parts.append(f"- **warning: the index is stale** ({md(prov.index['stale'])})")
     parts += [
         "",
         "## Retrieval",
         "",
-        _md_table(METRIC_HEADER, metric_rows(metrics, "retrieval")),
+        md_table(METRIC_HEADER, metric_rows(metrics, "retrieval")),
         "",
         "## Answer",
         "",
-        _md_table(METRIC_HEADER, metric_rows(metrics, "answer")),
+        md_table(METRIC_HEADER, metric_rows(metrics, "answer")),
         "",
         "## Failures",
         "",
     ]
     fired = [[label, str(n)] for label, n in metrics.failures["counts"].items() if n]
     if fired:
-        parts.append(_md_table(["failure type", "questions"], fired))
+        parts.append(md_table(["failure type", "questions"], fired))
     else:
         parts.append("No failure detected.")
     parts += [
@@ -128,22 +124,23 @@ def render_summary_md(result: RunResult) -> str:
     ]
     if metrics.not_applicable:
         parts += ["Not applicable to these questions (not failures, not averaged in):", "",
-                  _md_table(["reason", "questions", "metrics"], not_applicable_rows(metrics)),
+                  md_table(["reason", "questions", "metrics"], not_applicable_rows(metrics)),
                   ""]
     parts += [
         "## Questions",
         "",
         f"Totals: {metrics.checks.line()}",
         "",
-        _md_table(question_header(metrics.checks.k), question_rows(result)),
+        md_table(question_header(metrics.checks.k), question_rows(result)),
         "",
     ]
     moved = metrics.gold["reanchored"]
     if moved:
         parts += ["## Gold labels checked against the index", ""]
-        parts += [f"- `{m['question_id']}` `{m['labelled_chunk_id']}` → {m['status']} "
-                  f"{', '.join(f'`{c}`' for c in m['chunk_ids']) or '(nowhere)'}: {m['reason']}"
-                  for m in moved]
+        parts += [f"- {md_code(m['question_id'])} {md_code(m['labelled_chunk_id'])} → "
+                  f"{md(m['status'])} "
+                  f"{', '.join(md_code(c) for c in m['chunk_ids']) or '(nowhere)'}: "
+                  f"{md(m['reason'])}" for m in moved]
         parts.append("")
     return "\n".join(parts)
 
@@ -153,23 +150,12 @@ def print_summary(result: RunResult, console: Console | None = None) -> None:
     console = console or Console()
     metrics = result.metrics
     for group in ("retrieval", "answer"):
-        table = Table(title=f"{group} metrics", title_justify="left")
-        for col in METRIC_HEADER:
-            table.add_column(col, justify="left" if col == "metric" else "right")
-        for row in metric_rows(metrics, group):
-            table.add_row(*row)
-        console.print(table)
-    table = Table(title="questions: found, grounded, right", title_justify="left")
-    for col in question_header(metrics.checks.k)[:-1]:  # failure types: see the table below
-        table.add_column(col)
-    for row in question_rows(result):
-        table.add_row(*row[:-1])
-    console.print(table)
-    fired = [(label, n) for label, n in metrics.failures["counts"].items() if n]
+        console.print(table(f"{group} metrics", METRIC_HEADER, metric_rows(metrics, group),
+                            left=["metric"]))
+    header = question_header(metrics.checks.k)[:-1]  # failure types: see the table below
+    console.print(table("questions: found, grounded, right", header,
+                        (row[:-1] for row in question_rows(result)), left=header))
+    fired = [(label, str(n)) for label, n in metrics.failures["counts"].items() if n]
     if fired:
-        table = Table(title="failure types", title_justify="left")
-        table.add_column("failure type")
-        table.add_column("questions", justify="right")
-        for label, n in fired:
-            table.add_row(label, str(n))
-        console.print(table)
+        console.print(table("failure types", ["failure type", "questions"], fired,
+                            left=["failure type"]))

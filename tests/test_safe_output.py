@@ -1,0 +1,64 @@
+"""User text reaches summary.md and the terminal as literal text: no HTML, no Markdown
+structure, no rich markup, no escape sequences."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+from rich.console import Console
+
+from ragassay import evaluate
+from ragassay.report.safe import md, plain
+from ragassay.report.summary import print_summary
+from ragassay.schema import (
+    Answer,
+    Chunk,
+    Citation,
+    GoldEvidence,
+    GoldRecord,
+    Prediction,
+    Question,
+    RetrievedChunk,
+)
+
+EVIL = ("<script>alert(1)</script> [/Monat] [link=https://x.example]click[/link] "
+        "[a](javascript:alert(1)) *b* `c` | d\n# injected heading\x1b[31mred\x1b[0m\x07")
+
+
+def evil_run() -> object:
+    q = Question(question_id="q<1>", question=EVIL, answerable=True, must_contain=["14 Tage"],
+                 topic=EVIL)
+    chunk = Chunk(chunk_id="faq::1", doc_id="faq", text="Rückgabe innerhalb von 14 Tagen.")
+    pred = Prediction(question_id="q<1>", retrieved=[RetrievedChunk(chunk_id="faq::1")],
+                      answer=Answer(text=EVIL, status="supported",
+                                    citations=[Citation(chunk_id="faq::1")]))
+    gold = GoldRecord(question_id="q<1>",
+                      gold_evidence=[GoldEvidence(chunk_id="faq::1", doc_id="faq")])
+    return evaluate([q], [gold], [pred], [chunk], run_id="r`<b>`")
+
+
+def test_markdown_escaping_by_hand() -> None:
+    assert md("<b>|[x](y)\n# h") == r"&lt;b&gt;\|\[x\](y) # h"
+    assert md("recall_at_5 & more") == "recall_at_5 &amp; more"
+    assert plain("a\x1b[31mb\tc\r\nd") == "a[31mb c d"
+
+
+def test_summary_md_holds_user_text_literally(tmp_path: Path) -> None:
+    folder = evil_run().write(tmp_path / "run")  # type: ignore[attr-defined]
+    text = (folder / "summary.md").read_text(encoding="utf-8")
+    assert "<script" not in text and "<b>" not in text
+    assert not re.search(r"(?<!\\)\]\(javascript", text)  # only escaped brackets
+    assert not re.search(r"(?<!\\)\[link=", text)
+    assert "\x1b" not in text and "\x07" not in text
+    assert not any(line.startswith("# injected") for line in text.splitlines())
+    assert "&lt;script&gt;" in text and r"\[/Monat\]" in text
+
+
+def test_terminal_tables_print_user_text_as_written() -> None:
+    buf = io.StringIO()
+    print_summary(evil_run(), Console(file=buf, width=400, force_terminal=True))  # type: ignore[arg-type]
+    out = buf.getvalue()
+    assert "[/Monat]" in out and "[link=https://x.example]click[/link]" in out
+    assert "\x1b[31mred" not in out and "\x07" not in out
