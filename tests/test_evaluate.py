@@ -207,7 +207,41 @@ def test_export_trec_goes_into_the_run_folder_and_takes_rows_without_scores(
     res = runner.invoke(app, ["export-trec", str(folder)])
     assert res.exit_code == 0, res.output
     lines = (folder / "trec" / "run.trec").read_text().splitlines()
-    assert lines[0] == "a Q0 faq::1 1 -1.0 my_run"
+    assert lines[:2] == ["a Q0 faq::1 1 2.0 my%20run", "a Q0 faq::2 2 1.0 my%20run"]
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_exported_trec_files_score_like_the_run(k: int, tmp_path: Path) -> None:
+    """Round trip: the shop FAQ (chunk ids with spaces, scores not always in list order)
+    exported and scored by `ragassay trec-eval` gives each question's values of the run."""
+    cfg = SHOP / "config.yaml"
+    res = runner.invoke(app, ["run", "-c", str(cfg), "--k", str(k), "--run-id", "r",
+                              "--output-root", str(tmp_path), "-q"])
+    assert res.exit_code == 0, res.output
+    run = read_run(tmp_path / "r")
+    assert any(" " in h.chunk_id for q in run.questions for h in q.retrieved)
+    assert runner.invoke(app, ["export-trec", str(tmp_path / "r")]).exit_code == 0
+    trec = tmp_path / "r" / "trec"
+    res = runner.invoke(app, ["trec-eval", str(trec / "qrels.trec"), str(trec / "run.trec"),
+                              "-q", "-m", f"recall.{k}", "-m", f"P.{k}", "-m", f"ndcg_cut.{k}",
+                              "-m", "map"])
+    assert res.exit_code == 0, res.output
+    got: dict[tuple[str, str], float] = {}
+    for line in res.stdout.splitlines():
+        name, qid, value = (part.strip() for part in line.split("\t"))
+        got[(name, qid)] = float(value)
+    names = {f"recall_at_{k}": f"recall_{k}", f"precision_at_{k}": f"P_{k}", "map": "map"}
+    checked = 0
+    for q in run.questions:
+        if not q.gold_grades or not q.measured:
+            continue
+        qid = q.question_id.replace(" ", "%20")
+        for ours, theirs in names.items():
+            if ours in q.retrieval:
+                assert got[(theirs, qid)] == pytest.approx(q.retrieval[ours], abs=5e-5), (
+                    q.question_id, ours)
+                checked += 1
+    assert checked >= 2 * 8
 
 
 def test_a_bug_is_an_internal_error_not_bad_input(tmp_path: Path,

@@ -308,27 +308,15 @@ def export_trec(run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
                 out_dir: Annotated[Path | None, typer.Option(
                     "--out", help="Folder for the files (default: RUN_DIR/trec).")] = None
                 ) -> None:
-    """Write a run folder's rankings and gold as TREC `run.trec` and `qrels.trec`."""
-    from .metrics.trec import write_qrels, write_run
+    """Write a run folder's rankings and gold as TREC `run.trec` and `qrels.trec` (ids with
+    whitespace percent-encoded; `ragassay trec-eval` on them gives the run's values)."""
+    from .report.trec import export_trec
     from .runfolder import read_run
 
     dest = out_dir if out_dir is not None else run_dir / "trec"
-
-    def go() -> None:
-        result = read_run(run_dir)
-        run: dict[str, dict[str, float]] = {}
-        qrels: dict[str, dict[str, int]] = {}
-        for q in result.questions:
-            # scores as given; without them, rank order becomes descending scores
-            run[q.question_id] = {h.chunk_id: h.score if h.score is not None else float(-h.rank)
-                                  for h in q.retrieved}
-            if q.gold_chunk_ids:
-                qrels[q.question_id] = dict.fromkeys(q.gold_chunk_ids, 1)
-        dest.mkdir(parents=True, exist_ok=True)
-        write_run(run, dest / "run.trec", tag="_".join(result.run_id.split()))
-        write_qrels(qrels, dest / "qrels.trec")
-
-    _guard(go)
+    notes = _guard(lambda: export_trec(read_run(run_dir), dest))
+    for note in notes:
+        err.print(f"note: {escape(note)}")
     err.print(f"wrote {escape(str(dest / 'run.trec'))} and {escape(str(dest / 'qrels.trec'))}")
 
 

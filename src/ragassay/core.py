@@ -159,7 +159,7 @@ def score_question(cfg: EvalConfig, inputs: Inputs, q: Question, pred: Predictio
     gold_ids = [c for c, g in grades.items() if g >= 1]
     ks = sorted({*cfg.retrieval_cutoffs(), k})
     base = {"question_id": q.question_id, "question": q.question, "topic": q.topic,
-            "answerable": q.answerable, "gold_chunk_ids": gold_ids}
+            "answerable": q.answerable, "gold_grades": {c: grades[c] for c in gold_ids}}
     if pred is None:  # reported, never silently dropped or scored as wrong
         retrieval = retrieval_scores([], {}, ks=ks)
         names = [*retrieval, *cfg.metrics.answer]

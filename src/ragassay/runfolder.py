@@ -121,7 +121,7 @@ class QuestionResult(_Model):
     question: str
     topic: str | None = None
     answerable: StrictBool
-    gold_chunk_ids: list[str]
+    gold_grades: dict[str, int]  # the relevant gold chunks (grade >= 1), as anchored
     retrieved: list[RankedChunk]  # de-duplicated ranking the question is judged on
     gold_rank_in_index: dict[str, int] = Field(default_factory=dict)
     retrieval: dict[str, float | int | None]
@@ -137,6 +137,10 @@ class QuestionResult(_Model):
     not_measured: str | None = None  # why the question has no result at all
 
     @property
+    def gold_chunk_ids(self) -> list[str]:
+        return list(self.gold_grades)
+
+    @property
     def measured(self) -> bool:
         return self.not_measured is None
 
@@ -145,7 +149,7 @@ class RetrievedRow(_Model):
     run_id: str
     question_id: str
     question: str
-    gold_chunk_ids: list[str]
+    gold_grades: dict[str, int]
     retrieved: list[RankedChunk]
     gold_rank_in_index: dict[str, int]
     metrics: dict[str, float | int | None]
@@ -191,7 +195,7 @@ def _rank(value: float | int | None) -> int | None:
 
 def _rows(run_id: str, q: QuestionResult) -> tuple[RetrievedRow, AnswerRow, FailureRow | None]:
     base = {"run_id": run_id, "question_id": q.question_id, "question": q.question}
-    retrieved = RetrievedRow(**base, gold_chunk_ids=q.gold_chunk_ids, retrieved=q.retrieved,
+    retrieved = RetrievedRow(**base, gold_grades=q.gold_grades, retrieved=q.retrieved,
                              gold_rank_in_index=q.gold_rank_in_index, metrics=q.retrieval)
     answer = AnswerRow(**base, topic=q.topic, answerable=q.answerable, answer=q.answer,
                        context_chunk_ids=q.context_chunk_ids, scores=q.scores,
@@ -319,7 +323,7 @@ def read_run(run_dir: str | Path) -> RunResult:
         f = failures.get(qid, (0, None))[1]
         questions.append(QuestionResult(
             question_id=qid, question=a.question, topic=a.topic, answerable=a.answerable,
-            gold_chunk_ids=r.gold_chunk_ids, retrieved=r.retrieved,
+            gold_grades=r.gold_grades, retrieved=r.retrieved,
             gold_rank_in_index=r.gold_rank_in_index, retrieval=r.metrics, answer=a.answer,
             context_chunk_ids=a.context_chunk_ids, scores=a.scores, missing=a.missing,
             usage=a.usage, judge=a.judge, latency_ms=a.latency_ms,
