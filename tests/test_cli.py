@@ -50,3 +50,14 @@ def test_index_bad_parameters(tmp_path: Path) -> None:
     result = runner.invoke(app, ["index", "--source", str(tmp_path), "--out",
                                  str(tmp_path / "i"), "--embedder", "nope"])
     assert result.exit_code == 2 and "hashing" in result.output
+
+
+def test_a_broken_pdf_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    src = tmp_path / "docs"
+    src.mkdir()
+    (src / "a.pdf").write_bytes(b"%PDF-1.4 broken")
+    result = CliRunner().invoke(app, ["index", "--source", str(src), "--out",
+                                      str(tmp_path / "index")])
+    assert result.exit_code == 2
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "a.pdf: cannot read PDF" in lines[0]

@@ -266,3 +266,28 @@ def test_a_run_folder_without_provenance_is_bad_input(tmp_path: Path) -> None:
     res = runner.invoke(app, ["gate", str(folder), "--bar", "correct>=0"])
     assert res.exit_code == 2
     assert "metrics.json: field 'provenance'" in res.output
+
+
+def test_k_beyond_what_there_is_is_capped_with_a_note(tmp_path: Path) -> None:
+    res = runner.invoke(app, ["run", "-c", str(ROOT / "configs/eval/rag_quality_v1.yaml"),
+                              "--k", "1000", "--run-id", "big", "--output-root", str(tmp_path),
+                              "-q"])
+    assert res.exit_code == 0, res.output
+    assert "k=1000 is more than the 56 chunks of the index: using k=56" in res.output
+    run = read_run(tmp_path / "big")
+    assert run.totals.k == 56 and run.metrics.notes
+    assert "k=1000 is more than the 56 chunks" in (tmp_path / "big" / "summary.md").read_text()
+    # a sweep over a huge range is capped at the longest retrieved list: quick, with a note
+    res = runner.invoke(app, ["sweep", "-c", str(SHOP / "config.yaml"), "--k", "1..100000000",
+                              "--sweep-id", "s", "--output-root", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert "give the same result as" in res.output
+    rows = json.loads((tmp_path / "s" / "sweep.json").read_text())["rows"]
+    assert [r["k"] for r in rows] == list(range(1, len(rows) + 1)) and len(rows) <= 10
+
+
+def test_an_output_root_that_is_a_file_is_bad_input(tmp_path: Path) -> None:
+    (tmp_path / "runs").write_text("not a folder")
+    res = runner.invoke(app, ["run", "-c", str(SHOP / "config.yaml"), "--output-root",
+                              str(tmp_path / "runs"), "--run-id", "r"])
+    assert res.exit_code == 2 and "not a folder" in res.output

@@ -3,6 +3,7 @@ export-trec`, and the contract entry `eval.naive_rag.run_eval`."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import traceback
@@ -24,6 +25,9 @@ err = Console(stderr=True, soft_wrap=True, highlight=False)
 out = Console()
 
 T = TypeVar("T")
+# pypdf logs its own complaints ("EOF marker not found") before ragassay's one-line error
+# names the file; the CLI prints only the latter.
+logging.getLogger("pypdf").setLevel(logging.ERROR)
 
 
 def _debug_option(debug: Annotated[bool, typer.Option(
@@ -141,6 +145,8 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
     if not quiet:
         print_summary(result, out)
     out.print(escape(result.totals.line()))
+    for note in result.metrics.notes:
+        err.print(f"[yellow]note:[/] {escape(note)}")
     stale = result.metrics.provenance.index.get("stale")
     if stale:
         err.print(f"[yellow]warning:[/] the index is stale ({escape(stale)}); rebuild it with "
@@ -228,18 +234,20 @@ def sweep(config: ConfigOpt,
     from .sweep import SWEEP_HEADER, parse_k_range, parse_thresholds, run_sweep, sweep_table
     from .sweep import write_sweep as save
 
-    def go() -> tuple[list[dict[str, Any]], Path]:
+    def go() -> tuple[list[dict[str, Any]], Path, list[str]]:
         ks, thresholds = parse_k_range(k), parse_thresholds(threshold)
         cfg = _load(config, predictions, chunks)
         check_run_id(sweep_id, "--sweep-id")
         dest = Path(output_root or cfg.output_root) / sweep_id
         if dest.exists() and not force:
             raise InputError(dest, "already exists; choose another --sweep-id or pass --force")
-        rows = run_sweep(cfg, ks, thresholds)
+        rows, notes = run_sweep(cfg, ks, thresholds)
         save(rows, dest, cfg=cfg, force=force)
-        return rows, dest
+        return rows, dest, notes
 
-    rows, dest = _guard(go)
+    rows, dest, notes = _guard(go)
+    for note in notes:
+        err.print(f"[yellow]note:[/] {escape(note)}")
     out.print(table("sweep", SWEEP_HEADER, sweep_table(rows)))
     err.print(f"sweep → {escape(str(dest))}/sweep.md, sweep.json, sweep.png")
 

@@ -112,6 +112,15 @@ def load_inputs(cfg: EvalConfig) -> Inputs:
     return Inputs(questions, anchor_gold(questions, gold, store), store, stale, files, load_s)
 
 
+def cap_k(cfg: EvalConfig, inputs: Inputs, k: int) -> tuple[int, str | None]:
+    """``k``, capped for the built-in pipeline at the number of chunks (a larger k retrieves
+    nothing more), with a note saying so; a predictions file is judged at any k."""
+    n = len(inputs.store.chunks)
+    if cfg.predictions_path is None and k > n:
+        return n, f"k={k} is more than the {n} chunks of the index: using k={n}"
+    return k, None
+
+
 def predict(cfg: EvalConfig, inputs: Inputs, *, k: int, threshold: float | None = None,
             pipeline: Pipeline | None = None, rankings: list[Ranking] | None = None,
             progress: bool = False) -> Predicted:
@@ -327,7 +336,8 @@ def _not_applicable(results: Sequence[QuestionResult], names: Iterable[str]
 
 def summarize(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult], *, run_id: str,
               mode: str, k: int, provenance: Mapping[str, Any] | None = None,
-              timings: Mapping[str, Any] | None = None) -> RunMetrics:
+              timings: Mapping[str, Any] | None = None, notes: Sequence[str] = ()
+              ) -> RunMetrics:
     """Aggregates, totals, counts and provenance of scored questions: ``metrics.json``."""
     retrieval = {name: _aggregate(cfg, results, name, [r.retrieval.get(name) for r in results])
                  for name in cfg.metrics.retrieval}
@@ -364,6 +374,7 @@ def summarize(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult], *,
                       hit_policy=cfg.metrics.hit_policy),
         retrieval=retrieval, answer=answer,
         not_applicable=_not_applicable(results, [*cfg.metrics.retrieval, *cfg.metrics.answer]),
+        notes=list(notes),
         failures=_failure_summary(results),
         cost=cost_summary(results),
         gold={"reanchored": [ev.report(qid) for qid, g in inputs.gold.items()

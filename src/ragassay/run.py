@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .config import EvalConfig
-from .core import judge, load_inputs, predict, score, summarize
+from .core import cap_k, judge, load_inputs, predict, score, summarize
 from .errors import InputError
 from .ingest import file_sha256
 from .runfolder import RunResult, check_run_id
@@ -30,19 +30,23 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
     mode = "predictions" if cfg.predictions_path else cfg.pipeline.name
     run_id = default_run_id(mode) if run_id is None else run_id
     check_run_id(run_id)
-    run_dir = Path(output_root or cfg.output_root) / run_id
+    root = Path(output_root or cfg.output_root)
+    if root.exists() and not root.is_dir():
+        raise InputError(root, "output_root is not a folder: choose another --output-root")
+    run_dir = root / run_id
     if run_dir.exists() and not force:
         raise InputError(run_dir, "run id already used; choose another --run-id or pass --force "
                          "to replace it")
     inputs = load_inputs(cfg)
-    k = cfg.pipeline.top_k
+    k, note = cap_k(cfg, inputs, cfg.pipeline.top_k)
+    notes = [note] if note else []
     t0 = time.perf_counter()
     predicted = predict(cfg, inputs, k=k, progress=progress)
     predict_s = time.perf_counter() - t0
     results = score(cfg, inputs, predicted, k=k)
     judge(cfg, inputs, results)
     metrics = summarize(
-        cfg, inputs, results, run_id=run_id, mode=mode, k=k,
+        cfg, inputs, results, run_id=run_id, mode=mode, k=k, notes=notes,
         provenance={"inputs_sha256": {str(p): file_sha256(p) for p in inputs.files}},
         timings={"load_index_s": inputs.load_s, "predict_s": predict_s,
                  "total_s": time.perf_counter() - t_start,

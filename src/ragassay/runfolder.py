@@ -93,6 +93,8 @@ class RunMetrics(_Model):
     answer: dict[str, Aggregate]
     # metric → {reason: questions} for fields the data set does not have (not failures).
     not_applicable: dict[str, dict[str, int]] = Field(default_factory=dict)
+    # What the user should know about how the run was measured (a capped k, gold problems).
+    notes: list[str] = Field(default_factory=list)
     failures: dict[str, Any]
     cost: dict[str, Any]
     gold: dict[str, Any]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +25,14 @@ SWEEP_HEADER = ["k", "thr", "recall@k", "found", "grounded", "right", "abstained
                 "tokens", "calls"]
 
 
-def parse_k_range(text: str) -> list[int]:
-    """`1..5` → [1, 2, 3, 4, 5]; `1,3,10` → [1, 3, 10]. Every k must be ≥ 1."""
+def parse_k_range(text: str) -> Sequence[int]:
+    """`1..5` → 1, 2, 3, 4, 5 (a ``range``: no list is built for `1..100000000`);
+    `1,3,10` → [1, 3, 10]. Every k must be ≥ 1."""
     text = text.strip()
     m = re.fullmatch(r"(-?\d+)\s*\.\.\s*(-?\d+)", text)
     try:
-        ks = list(range(int(m.group(1)), int(m.group(2)) + 1)) if m else [
-            int(part) for part in text.split(",") if part.strip()]
+        ks: Sequence[int] = range(int(m.group(1)), int(m.group(2)) + 1) if m else sorted(
+            {int(part) for part in text.split(",") if part.strip()})
     except ValueError:
         raise InputError("--k", f"cannot parse {text!r}: use a range like 1..10 or a list like "
                          "1,3,5") from None
@@ -38,7 +40,17 @@ def parse_k_range(text: str) -> list[int]:
         raise InputError("--k", f"the range {text!r} is empty")
     if min(ks) < 1:
         raise InputError("--k", f"k must be at least 1 (got {min(ks)})")
-    return sorted(set(ks))
+    return ks
+
+
+def cap_ks(ks: Sequence[int], cap: int) -> tuple[list[int], str | None]:
+    """The k values up to ``cap`` (beyond it every k gives the same result), with ``cap``
+    itself standing for the larger ones, and a note when some were dropped."""
+    if max(ks) <= cap:
+        return list(ks), None
+    kept = list(range(ks[0], cap + 1)) if isinstance(ks, range) else [k for k in ks if k < cap]
+    return sorted({*kept, cap}), (f"k values above {cap} give the same result as k={cap} "
+                                  "(nothing more to retrieve): not evaluated")
 
 
 def parse_thresholds(text: str | None) -> list[float | None]:
@@ -57,18 +69,21 @@ def parse_thresholds(text: str | None) -> list[float | None]:
     return [None, *sorted(set(values))]
 
 
-def run_sweep(cfg: EvalConfig, ks: list[int], thresholds: list[float | None],
-              progress: bool = False) -> list[dict[str, Any]]:
-    """One row per (k, threshold) with the three checks, recall@k and token totals."""
+def run_sweep(cfg: EvalConfig, ks: Sequence[int], thresholds: list[float | None],
+              progress: bool = False) -> tuple[list[dict[str, Any]], list[str]]:
+    """One row per (k, threshold) with the three checks, recall@k and token totals; and
+    notes for the user (k values capped at the chunks there are to retrieve)."""
     inputs = load_inputs(cfg)
     pipeline = rankings = fixed = None
     if cfg.predictions_path is None:
         from .pipeline import Pipeline
 
+        ks, note = cap_ks(ks, len(inputs.store.chunks))
         pipeline = Pipeline(inputs.store, cfg)
         rankings = pipeline.retrieve(inputs.questions, max(ks))
     else:  # another system's answers are fixed: only the context it is judged on changes
-        given = predict(cfg, inputs, k=max(ks)).predictions
+        given = predict(cfg, inputs, k=1).predictions
+        ks, note = cap_ks(ks, max([len(p.retrieved) for p in given.values()] or [1]))
         # Its reported usage belongs to the k it ran with; count the prompt at each k instead.
         fixed = Predicted({qid: p.model_copy(update={"usage": None})
                            for qid, p in given.items()})
@@ -96,7 +111,7 @@ def run_sweep(cfg: EvalConfig, ks: list[int], thresholds: list[float | None],
                 "completion_tokens": cost["completion_tokens"],
                 "answerer_calls": cost["answerer_calls"],
             })
-    return rows
+    return rows, [note] if note else []
 
 
 def _frac(c: dict[str, int]) -> str:

@@ -98,6 +98,7 @@ def render_summary_md(result: RunResult) -> str:
                      "or a failed answerer call); see `answers.jsonl` `not_measured`")
     if prov.index.get("stale"):
         parts.append(f"- **warning: the index is stale** ({md(prov.index['stale'])})")
+    parts += [f"- note: {md(note)}" for note in metrics.notes]
     parts += [
         "",
         "## Retrieval",
