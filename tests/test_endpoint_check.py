@@ -217,3 +217,6 @@ def test_check_endpoints_probes_each_url_once_and_skips_unused_answerer(
     # a predictions file replaces the answerer: its endpoint is not called, not checked
     check_endpoints(eval_config(tmp_path, dead, predictions_path="p.jsonl"))
     check_endpoints(eval_config(tmp_path, {"kind": "extractive"}))
+    # judge-check checks the judge only
+    check_endpoints(eval_config(tmp_path, dead, {"base_url": fake_server.base_url,
+                                                 "model": "j"}), sections=("judge",))

@@ -284,18 +284,21 @@ def _yaml_value(value: Any) -> str:
     return yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("...").strip()
 
 
-def check_endpoints(cfg: EvalConfig, *, probe: bool = True) -> None:
+def check_endpoints(cfg: EvalConfig, *, probe: bool = True,
+                    sections: tuple[str, ...] = ("answerer", "judge")) -> None:
     """Before any work of a run: the endpoints the run will call — the LLM answerer (when
     ``answerer.kind`` is ``llm`` and no predictions file replaces it) and the judge (when
     configured) — have their key variable set and, with ``probe``, something answering at
     their ``base_url`` (one short ``GET /models`` per distinct URL; see
     :func:`ragassay.endpoint.probe_endpoint`). Raises :class:`InputError` naming the config
-    file, the line and the field (``answerer.api_key_env``, ``judge.base_url`` …)."""
+    file, the line and the field (``answerer.api_key_env``, ``judge.base_url`` …).
+    ``sections`` limits the check (``("judge",)`` for ``judge-check``)."""
     path: str | Path = cfg.path or "config"
     targets: list[tuple[str, EndpointConfig]] = []
-    if cfg.answerer.kind == "llm" and cfg.predictions_path is None:
+    if ("answerer" in sections and cfg.answerer.kind == "llm"
+            and cfg.predictions_path is None):
         targets.append(("answerer", cfg.answerer.endpoint()))
-    if cfg.judge is not None:
+    if "judge" in sections and cfg.judge is not None:
         targets.append(("judge", cfg.judge))
     try:
         for what, endpoint in targets:  # all keys first: no network for a missing one
