@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -57,7 +59,8 @@ def test_llm_answerer_run_then_cached_rerun(tmp_path: Path, fake_server: FakeOpe
     fake_server.control.reset()
     again = runner.invoke(app, ["run", "-c", str(config), "--run-id", "llm", "-q", "--force"])
     assert again.exit_code == 0, again.output
-    assert fake_server.control.request_count == 0
+    # no call to the model (a GET /models probe of the endpoint before the run is not one)
+    assert [r for r in fake_server.control.requests if r.method == "POST"] == []
     assert [a["answer"] for a in rows(run_dir, "answers.jsonl")] == [a["answer"] for a in
                                                                      answers]
 
@@ -100,3 +103,83 @@ def test_judge_check_command(tmp_path: Path, fake_server: FakeOpenAIServer, labe
     result = runner.invoke(app, ["judge-check", str(ROOT / labels), "-c", str(config)])
     assert result.exit_code == 0, result.output
     assert "accuracy=" in result.output and "kappa=" in result.output
+
+
+# --- endpoint checks before the run, and no secret in the run folder ------------------------
+
+
+def test_unset_key_variable_stops_the_run_before_any_work(
+        tmp_path: Path, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RAGASSAY_NO_SUCH_KEY", raising=False)
+    config = llm_config(tmp_path, fake_server, api_key_env="RAGASSAY_NO_SUCH_KEY")
+    result = runner.invoke(app, ["run", "-c", str(config), "--run-id", "nokey", "-q"])
+    assert result.exit_code == 2, result.output
+    assert "field 'answerer.api_key_env'" in result.output
+    assert "RAGASSAY_NO_SUCH_KEY is not set" in result.output
+    assert "resume" not in result.output
+    assert fake_server.control.request_count == 0
+    assert not (tmp_path / "runs/nokey").exists()
+
+
+NEEDS_RUN_CHECK = pytest.mark.xfail(
+    strict=True, reason="needs ragassay.config.check_endpoints(cfg) in run_evaluation")
+
+
+@NEEDS_RUN_CHECK
+def test_unset_judge_key_variable_stops_the_run_before_any_work(
+        tmp_path: Path, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RAGASSAY_NO_SUCH_KEY", raising=False)
+    config = llm_config(tmp_path, fake_server)
+    data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    data["judge"]["api_key_env"] = "RAGASSAY_NO_SUCH_KEY"
+    config.write_text(yaml.safe_dump(data), encoding="utf-8")
+    result = runner.invoke(app, ["run", "-c", str(config), "--run-id", "nokey", "-q"])
+    assert result.exit_code == 2, result.output
+    assert "field 'judge.api_key_env'" in result.output
+    assert fake_server.control.request_count == 0
+
+
+@NEEDS_RUN_CHECK
+def test_nothing_listening_stops_the_run_at_once(tmp_path: Path,
+                                                 fake_server: FakeOpenAIServer) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    config = llm_config(tmp_path, fake_server, base_url=f"http://127.0.0.1:{port}/v1",
+                        max_retries=3)
+    t0 = time.perf_counter()
+    result = runner.invoke(app, ["run", "-c", str(config), "--run-id", "down", "-q"])
+    assert result.exit_code == 2, result.output
+    assert time.perf_counter() - t0 < 10
+    assert f"nothing answers at http://127.0.0.1:{port}/v1" in result.output
+    assert "answerer.base_url" in result.output
+    assert not (tmp_path / "runs/down").exists()
+
+
+SECRET = "pw-Zq7xK9"  # not a word of any path or text of the run
+
+
+def test_no_secret_of_base_url_reaches_the_run_folder(tmp_path: Path,
+                                                      fake_server: FakeOpenAIServer) -> None:
+    scheme, rest = fake_server.base_url.split("://", 1)
+    url = f"{scheme}://user:{SECRET}@{rest}"
+    config = llm_config(tmp_path, fake_server, base_url=url, max_retries=0, concurrency=1)
+    data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    data["judge"]["base_url"] = url
+    config.write_text(yaml.safe_dump(data), encoding="utf-8")
+    fake_server.control.fail_next(2, status=500)  # error messages with the URL in them
+    result = runner.invoke(app, ["run", "-c", str(config), "--run-id", "sec", "-q"])
+    assert result.exit_code == 3, result.output
+    assert SECRET not in result.output
+    assert any(r.headers.get("Authorization", "").startswith("Basic ")
+               for r in fake_server.control.requests)  # the userinfo still authenticates
+    run_dir = tmp_path / "runs/sec"
+    files = [p for p in run_dir.rglob("*") if p.is_file()]
+    assert {"metrics.json", "answers.jsonl", "failure_cases.jsonl", "report.html"} <= {
+        p.name for p in files}
+    leaks = [p.name for p in files if SECRET.encode() in p.read_bytes()]
+    assert leaks == []
+    metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["answerer"]["base_url"].startswith("http://user:***@127.0.0.1:")
+    failures = (run_dir / "failure_cases.jsonl").read_text(encoding="utf-8")
+    assert "HTTP 500 from http://user:***@127.0.0.1:" in failures

@@ -8,9 +8,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
-from .endpoint import EndpointConfig
+from .endpoint import EndpointConfig, check_api_key, probe_endpoint, redact_url
 from .errors import InputError
 from .jsonio import parse_record, read_yaml
 from .metrics.measures import ANSWER_MEASURES, parse_measure
@@ -78,6 +85,14 @@ class AnswererConfig(_Strict):
         if self.kind == "llm":
             EndpointConfig.model_validate(extra)  # errors name the endpoint key
         return self
+
+    @model_serializer(mode="wrap")
+    def _redacted(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # The dump is written to metrics.json (and shown in the report): no key in base_url.
+        data: dict[str, Any] = handler(self)
+        if isinstance(data.get("base_url"), str):
+            data["base_url"] = redact_url(data["base_url"])
+        return data
 
     def endpoint(self) -> EndpointConfig:
         return EndpointConfig.model_validate(dict(self.model_extra or {}))
@@ -267,3 +282,32 @@ def check_contract(cfg: EvalConfig, path: Path, lines: dict[str, int] | None = N
 
 def _yaml_value(value: Any) -> str:
     return yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("...").strip()
+
+
+def check_endpoints(cfg: EvalConfig, *, probe: bool = True,
+                    sections: tuple[str, ...] = ("answerer", "judge")) -> None:
+    """Before any work of a run: the endpoints the run will call — the LLM answerer (when
+    ``answerer.kind`` is ``llm`` and no predictions file replaces it) and the judge (when
+    configured) — have their key variable set and, with ``probe``, something answering at
+    their ``base_url`` (one short ``GET /models`` per distinct URL; see
+    :func:`ragassay.endpoint.probe_endpoint`). Raises :class:`InputError` naming the config
+    file, the line and the field (``answerer.api_key_env``, ``judge.base_url`` …).
+    ``sections`` limits the check (``("judge",)`` for ``judge-check``)."""
+    path: str | Path = cfg.path or "config"
+    targets: list[tuple[str, EndpointConfig]] = []
+    if ("answerer" in sections and cfg.answerer.kind == "llm"
+            and cfg.predictions_path is None):
+        targets.append(("answerer", cfg.answerer.endpoint()))
+    if "judge" in sections and cfg.judge is not None:
+        targets.append(("judge", cfg.judge))
+    try:
+        for what, endpoint in targets:  # all keys first: no network for a missing one
+            check_api_key(endpoint, what=what, path=path)
+        probed: set[str] = set()
+        for what, endpoint in targets:
+            if probe and endpoint.base_url not in probed:
+                probed.add(endpoint.base_url)
+                probe_endpoint(endpoint, what=what, path=path)
+    except InputError as exc:
+        raise locate(exc) from None
+

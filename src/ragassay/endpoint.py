@@ -16,6 +16,14 @@ The wait before retry ``i`` (0-based) is ``Retry-After`` when the server sends o
 at ``retry_after_cap_s``), else ``backoff_base_s * 2**i * (1 + j)`` with a jitter
 ``j`` in ``[0, 0.25)`` taken from a sha256 of ``(seed, request key, i)`` — deterministic,
 and independent of thread scheduling.
+
+Secrets never reach an output: :func:`redact_url` masks the password of a URL's userinfo
+(``http://user:***@host``) and the values of key-like query parameters; every
+:class:`EndpointError` message and every dump of an :class:`EndpointConfig` goes through it.
+
+Before a run, :func:`check_endpoint` refuses a named but unset key variable and an address
+where nothing answers (:class:`ragassay.errors.InputError`), so that neither is discovered
+question by question after the retrieval work.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -30,11 +39,13 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import unquote, unquote_plus, urlsplit, urlunsplit
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from . import __version__
+from .errors import InputError
 from .jsonio import write_text
 
 if TYPE_CHECKING:
@@ -43,16 +54,80 @@ if TYPE_CHECKING:
 CACHE_VERSION = 1
 _JITTER = 0.25
 
+PROBE_TIMEOUT_S = 5.0
+MASK = "***"
+
 T = TypeVar("T")
 R = TypeVar("R")
+
+# Query (or fragment) parameters whose value is a credential: api_key, key, token, sig, …
+_SECRET_PARAM = re.compile(r"key|token|secret|passw|pwd|auth|sig|credential|session", re.I)
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
+
+
+def _mask_params(text: str) -> str:
+    pieces = []
+    for piece in text.split("&"):
+        name, eq, value = piece.partition("=")
+        if eq and value and _SECRET_PARAM.search(unquote_plus(name)):
+            piece = f"{name}={MASK}"
+        pieces.append(piece)
+    return "&".join(pieces)
+
+
+def redact_url(url: str) -> str:
+    """``url`` safe to show: the password of its userinfo masked (``http://user:***@host``;
+    a user name alone, which is then usually the key, masked whole: ``http://***@host``),
+    and the values of key-like query and fragment parameters (``api_key``, ``key``,
+    ``token``, ``sig``, ``secret``, …) masked. A URL without secrets comes back unchanged."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # e.g. an unbalanced IPv6 bracket: mask any userinfo by pattern
+        return re.sub(r"(://)[^/@\s]*@", rf"\1{MASK}@", url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, hostport = netloc.rpartition("@")
+        user, colon, _password = userinfo.partition(":")
+        netloc = f"{user}:{MASK}@{hostport}" if colon else f"{MASK}@{hostport}"
+    return urlunsplit((parts.scheme, netloc, parts.path, _mask_params(parts.query),
+                       _mask_params(parts.fragment)))
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every URL in it passed through :func:`redact_url`."""
+    return _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), text)
+
+
+def url_secrets(url: str) -> list[str]:
+    """The secret parts of ``url`` (userinfo password, or a lone user name; key-like
+    parameter values), raw and percent-decoded, longest first: what :func:`redact_url`
+    masks, for scrubbing text where they may appear outside the URL."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    found: set[str] = set()
+    if "@" in parts.netloc:
+        userinfo = parts.netloc.rpartition("@")[0]
+        user, colon, password = userinfo.partition(":")
+        found.add(password if colon else user)
+    for text in (parts.query, parts.fragment):
+        for piece in text.split("&"):
+            name, eq, value = piece.partition("=")
+            if eq and value and _SECRET_PARAM.search(unquote_plus(name)):
+                found.add(value)
+    out = {v for s in found for v in (s, unquote(s), unquote_plus(s)) if v}
+    return sorted(out, key=len, reverse=True)
 
 
 class EndpointError(Exception):
     """A request to the endpoint failed for good (after its retries), or was never made
     (run timeout). ``status`` is the last HTTP status when there was one; ``attempts`` how
-    many requests were sent."""
+    many requests were sent. URLs in the message are redacted (:func:`redact_text`): the
+    message ends up in run folders."""
 
     def __init__(self, message: str, *, status: int | None = None, attempts: int = 0) -> None:
+        message = redact_text(message)
         super().__init__(message)
         self.message = message
         self.status = status
@@ -85,6 +160,11 @@ class EndpointConfig(BaseModel):
         if not value.startswith(("http://", "https://")):
             raise ValueError(f"base_url must start with http:// or https://, got {value!r}")
         return value.rstrip("/")
+
+    @field_serializer("base_url")
+    def _redacted_url(self, value: str) -> str:
+        # Dumps end up in run folders and reports: never with a key in them.
+        return redact_url(value)
 
 
 @dataclass(frozen=True)
@@ -126,6 +206,67 @@ def resolve_api_key(api_key_env: str | None) -> str | None:
                             f"but it is not set; export {api_key_env}=<key> or remove "
                             "api_key_env from the endpoint config")
     return key
+
+
+def check_api_key(cfg: EndpointConfig, *, what: str, path: str | Path = "config") -> None:
+    """Refuse a named key variable that is unset or empty, before any work:
+    :class:`InputError` on field ``{what}.api_key_env`` (``what`` is the config section,
+    ``answerer`` or ``judge``; ``path`` the config file)."""
+    name = cfg.api_key_env
+    if name is None:
+        return
+    value = os.environ.get(name)
+    if not value:
+        state = "is not set" if value is None else "is empty"
+        raise InputError(path, f"environment variable {name} {state}; export {name}=<key>, "
+                         f"or remove {what}.api_key_env for a server without a key",
+                         field=f"{what}.api_key_env")
+
+
+def probe_endpoint(cfg: EndpointConfig, *, what: str, path: str | Path = "config",
+                   timeout_s: float = PROBE_TIMEOUT_S) -> None:
+    """One ``GET {base_url}/models`` with a short timeout (the smaller of ``timeout_s`` and
+    the config's): any HTTP reply, whatever its status (404, 401, 500 …), means something
+    answers — llama.cpp server, vLLM, Ollama and hosted APIs all serve the route, others
+    answer 404. A connection that is refused, does not open within the timeout, or
+    breaks before a reply (no HTTP there) is :class:`InputError` on ``{what}.base_url``
+    naming the redacted URL. A slow reply (read timeout) is not an error: something is
+    listening, and the run's own timeouts and retries deal with slowness."""
+    import httpx
+
+    url = cfg.base_url + "/models"
+    shown = redact_url(cfg.base_url)
+    headers = {"User-Agent": f"ragassay/{__version__}"}
+    key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    limit = min(timeout_s, cfg.timeout_s)
+    try:
+        with httpx.Client(headers=headers, trust_env=False, timeout=limit) as http:
+            http.get(url)
+    except (httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout):
+        return
+    except (httpx.TransportError, httpx.InvalidURL) as exc:
+        if isinstance(exc, httpx.ConnectTimeout):
+            why = f"no connection within {limit:g} s"
+        else:
+            detail = redact_text(str(exc))
+            for secret in url_secrets(cfg.base_url):
+                if len(secret) >= 4:
+                    detail = detail.replace(secret, MASK)
+            why = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+        raise InputError(path, f"nothing answers at {shown}: start the server or fix "
+                         f"base_url ({why})", field=f"{what}.base_url") from None
+
+
+def check_endpoint(cfg: EndpointConfig, *, what: str, path: str | Path = "config",
+                   probe: bool = True) -> None:
+    """Everything that can be known about an endpoint before a run: the key variable
+    (:func:`check_api_key`), then, with ``probe``, that something answers at ``base_url``
+    (:func:`probe_endpoint`). Raises :class:`InputError` (exit 2) naming the field."""
+    check_api_key(cfg, what=what, path=path)
+    if probe:
+        probe_endpoint(cfg, what=what, path=path)
 
 
 def _retry_after_s(value: str | None) -> float | None:
@@ -202,6 +343,9 @@ class OpenAICompatClient:
                  sleep: Callable[[float], None] = time.sleep) -> None:
         self.cfg = cfg
         self._api_key = resolve_api_key(cfg.api_key_env)
+        self.shown_url = redact_url(cfg.base_url)  # the base URL as messages show it
+        self._secrets = [v for v in (*url_secrets(cfg.base_url), self._api_key or "")
+                         if len(v) >= 4]  # shorter ones are masked inside URLs only
         self._sleep = sleep
         self._http: httpx.Client | None = None
         self._lock = threading.Lock()
@@ -276,6 +420,7 @@ class OpenAICompatClient:
         import httpx
 
         url = self.cfg.base_url + path
+        shown = self.shown_url + path
         retries = 0
         malformed_retried = False
         attempts = 0
@@ -286,16 +431,16 @@ class OpenAICompatClient:
             try:
                 resp = self._client().post(url, json=payload, timeout=self.cfg.timeout_s)
             except httpx.TimeoutException:
-                reason = f"no reply from {url} within {self.cfg.timeout_s:g} s"
+                reason = f"no reply from {shown} within {self.cfg.timeout_s:g} s"
             except httpx.TransportError as exc:
-                reason = f"cannot reach {url}: {type(exc).__name__}: {exc}"
+                reason = f"cannot reach {shown}: {type(exc).__name__}: {self._scrub(str(exc))}"
             else:
                 status = resp.status_code
                 if status == 200:
                     try:
                         return parse(_json_body(resp))
                     except _Malformed as exc:
-                        reason = f"malformed reply from {url}: {exc}"
+                        reason = f"malformed reply from {shown}: {self._scrub(str(exc))}"
                         # Once only: a server that keeps sending garbage will not stop.
                         if malformed_retried or self.cfg.max_retries == 0:
                             raise EndpointError(reason, status=status,
@@ -305,7 +450,7 @@ class OpenAICompatClient:
                                                   self.cfg.seed, key))
                         retries += 1
                         continue
-                reason = f"HTTP {status} from {url}: {_snippet(resp.text)}"
+                reason = f"HTTP {status} from {shown}: {self._scrub(_snippet(resp.text))}"
                 if status != 429 and status < 500:
                     raise EndpointError(reason + " (not retried: the request itself was "
                                         "refused)", status=status, attempts=attempts)
@@ -320,6 +465,14 @@ class OpenAICompatClient:
                 delay = backoff_delay(self.cfg.backoff_base_s, retries, self.cfg.seed, key)
             self._sleep(delay)
             retries += 1
+
+    def _scrub(self, text: str) -> str:
+        """``text`` (a server's error body, an exception's message) without the key or the
+        URL's secrets, wherever they appear in it."""
+        text = redact_text(text)
+        for secret in self._secrets:
+            text = text.replace(secret, MASK)
+        return text
 
     # --- cache -------------------------------------------------------------------------
 

@@ -17,9 +17,15 @@ from rich.progress import track
 from .answer.extractive import DECLINE_TEXT, ExtractiveAnswerer
 from .answer.llm import LLMAnswerer
 from .answer.prompt import build_prompt, count_tokens
-from .config import EvalConfig
+from .config import EvalConfig, locate
 from .embed import embedder_from_meta
-from .endpoint import EndpointError, OpenAICompatClient, deadline_after, map_bounded
+from .endpoint import (
+    EndpointError,
+    OpenAICompatClient,
+    check_api_key,
+    deadline_after,
+    map_bounded,
+)
 from .errors import InputError
 from .index import Index
 from .retrieve import (
@@ -68,7 +74,18 @@ class Pipeline:
         self.index = index
         self.retriever = make_retriever(index, cfg)
         self.answerer_cfg = cfg.answerer
-        self.answerer: Any = None  # built on first use: an LLM client is opened only when needed
+        self.answerer: Any = None
+        if cfg.answerer.kind == "llm":
+            # Built now, once, not by the first answering threads: a named but unset key
+            # variable is an InputError before the retrieval work (construction makes no
+            # request; the connection opens on the first call).
+            endpoint = cfg.answerer.endpoint()
+            try:
+                check_api_key(endpoint, what="answerer", path=cfg.path or "config")
+            except InputError as exc:
+                raise locate(exc) from None
+            self.answerer = LLMAnswerer(OpenAICompatClient(endpoint),
+                                        decline_phrase=cfg.answerer.decline_phrase)
         self.retrieve_ms = 0.0
 
     def retrieve(self, questions: Sequence[Question], k: int) -> list[Ranking]:
