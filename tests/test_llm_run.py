@@ -121,11 +121,6 @@ def test_unset_key_variable_stops_the_run_before_any_work(
     assert not (tmp_path / "runs/nokey").exists()
 
 
-NEEDS_RUN_CHECK = pytest.mark.xfail(
-    strict=True, reason="needs ragassay.config.check_endpoints(cfg) in run_evaluation")
-
-
-@NEEDS_RUN_CHECK
 def test_unset_judge_key_variable_stops_the_run_before_any_work(
         tmp_path: Path, fake_server: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RAGASSAY_NO_SUCH_KEY", raising=False)
@@ -139,7 +134,6 @@ def test_unset_judge_key_variable_stops_the_run_before_any_work(
     assert fake_server.control.request_count == 0
 
 
-@NEEDS_RUN_CHECK
 def test_nothing_listening_stops_the_run_at_once(tmp_path: Path,
                                                  fake_server: FakeOpenAIServer) -> None:
     with socket.socket() as s:

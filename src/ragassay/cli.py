@@ -333,7 +333,7 @@ def judge_check_cmd(labelled: Annotated[Path, typer.Argument(
                         help="JSONL of {id, claim, sources: [text], label: yes|no}.")],
                     config: ConfigOpt) -> None:
     """Measure the config's LLM judge against human labels: accuracy and Cohen's kappa."""
-    from .config import load_config
+    from .config import check_endpoints, load_config
     from .endpoint import OpenAICompatClient
     from .judge import Judge, judge_check
 
@@ -341,6 +341,7 @@ def judge_check_cmd(labelled: Annotated[Path, typer.Argument(
         cfg = load_config(config)
         if cfg.judge is None:
             raise InputError(config, "no judge configured", field="judge")
+        check_endpoints(cfg, sections=("judge",))
         with OpenAICompatClient(cfg.judge) as client:
             return judge_check(labelled, Judge(client))
 

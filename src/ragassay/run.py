@@ -11,7 +11,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .config import EvalConfig
+from .config import EvalConfig, check_endpoints
 from .core import cap_k, judge, load_inputs, predict, score, summarize
 from .errors import InputError
 from .ingest import file_sha256
@@ -37,6 +37,7 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
     if run_dir.exists() and not force:
         raise InputError(run_dir, "run id already used; choose another --run-id or pass --force "
                          "to replace it")
+    check_endpoints(cfg)  # a missing key or a server that is not there: before any work
     inputs = load_inputs(cfg)
     k, note = cap_k(cfg, inputs, cfg.pipeline.top_k)
     notes = [note] if note else []

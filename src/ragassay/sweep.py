@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .checks import totals
-from .config import EvalConfig
+from .config import EvalConfig, check_endpoints
 from .core import Predicted, cost_summary, load_inputs, predict, score
 from .errors import InputError
 from .jsonio import FolderWriter, json_text, write_folder
@@ -73,6 +73,7 @@ def run_sweep(cfg: EvalConfig, ks: Sequence[int], thresholds: list[float | None]
               progress: bool = False) -> tuple[list[dict[str, Any]], list[str]]:
     """One row per (k, threshold) with the three checks, recall@k and token totals; and
     notes for the user (k values capped at the chunks there are to retrieve)."""
+    check_endpoints(cfg)
     inputs = load_inputs(cfg)
     pipeline = rankings = fixed = None
     if cfg.predictions_path is None:

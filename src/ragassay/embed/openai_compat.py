@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..endpoint import EndpointConfig, EndpointError, OpenAICompatClient
+from ..endpoint import EndpointConfig, EndpointError, OpenAICompatClient, redact_url
 from .base import Embedder
 
 
@@ -58,8 +58,11 @@ class OpenAICompatEmbedder(Embedder):
         prefixes = (f"|query_prefix={query_prefix!r}|passage_prefix={passage_prefix!r}"
                     if query_prefix or passage_prefix else "")
         self.model = f"{model}{prefixes}"
+        # The params are written into index.json (and so into every run's provenance): a
+        # credential inside the URL is never stored; pass keys with api_key_env.
         self.params: dict[str, Any] = {
-            "base_url": self._cfg.base_url, "model": model, "batch_size": self.batch_size,
+            "base_url": redact_url(self._cfg.base_url), "model": model,
+            "batch_size": self.batch_size,
             "dimension": self._given_dimension, "query_prefix": query_prefix,
             "passage_prefix": passage_prefix, "api_key_env": api_key_env,
             "timeout_s": timeout_s, "max_retries": max_retries,
