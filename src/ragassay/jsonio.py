@@ -367,10 +367,10 @@ def write_folder(dest: str | Path, fill: Callable[[FolderWriter], None], *,
     if dest.is_symlink():
         raise InputError(dest, "is a symbolic link; ragassay does not replace a link "
                                "(remove it, or write to the folder it points to)")
-    if dest.exists() and not force:
-        raise InputError(dest, "already exists; pass --force to replace it")
     if dest.exists() and not dest.is_dir():
         raise InputError(dest, "exists and is not a folder")
+    if dest.exists() and not force:
+        raise InputError(dest, "already exists; pass --force to replace it")
     token = _token()
     tmp = _sibling(dest, "tmp", token)
     os.mkdir(tmp, DIR_MODE)
