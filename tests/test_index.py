@@ -211,6 +211,8 @@ def test_failed_swap_puts_the_old_index_back(source: Path, tmp_path: Path,
             raise OSError(13, "Permission denied")
         real(src, dst)
 
+    # the two-rename swap (where the atomic exchange is not available)
+    monkeypatch.setattr(jsonio, "_exchange", lambda a, b: False)
     monkeypatch.setattr(jsonio.os, "rename", fail_moving_new_in)
     with pytest.raises(OSError, match="Permission denied"):
         build(source, out, overlap=5)
