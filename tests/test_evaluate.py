@@ -291,3 +291,14 @@ def test_an_output_root_that_is_a_file_is_bad_input(tmp_path: Path) -> None:
     res = runner.invoke(app, ["run", "-c", str(SHOP / "config.yaml"), "--output-root",
                               str(tmp_path / "runs"), "--run-id", "r"])
     assert res.exit_code == 2 and "not a folder" in res.output
+
+
+def test_a_run_folder_lost_between_two_renames_is_put_back_when_read(tmp_path: Path) -> None:
+    folder = evaluate(QUESTIONS, GOLD, PREDS, CHUNKS).write(tmp_path / "r")
+    before = read_run(folder)
+    # a two-rename replacement killed after moving the old folder aside (pid long gone)
+    folder.rename(tmp_path / ".r.old-4194999-00c0ffee")
+    res = runner.invoke(app, ["report", str(folder)])
+    assert res.exit_code == 0, res.output
+    assert read_run(folder) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]

@@ -29,6 +29,7 @@ from .jsonio import (
     jsonl_text,
     parse_record,
     read_json,
+    recover,
     write_folder,
 )
 from .schema import Answer, StrictBool
@@ -305,8 +306,10 @@ def _read_rows(path: Path, model: type[Any]) -> dict[str, tuple[int, Any]]:
 
 
 def read_run(run_dir: str | Path) -> RunResult:
-    """Read a run folder written by this version back into its :class:`RunResult`."""
+    """Read a run folder written by this version back into its :class:`RunResult` (after
+    finishing or rolling back a replacement of it that was interrupted)."""
     run_dir = Path(run_dir)
+    recover(run_dir)
     metrics = read_metrics(run_dir)
     retrieved = _read_rows(run_dir / RETRIEVED_JSONL, RetrievedRow)
     answers = _read_rows(run_dir / ANSWERS_JSONL, AnswerRow)

@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from ..errors import InputError
-from ..jsonio import FolderWriter, parse_record, read_json, write_folder
+from ..jsonio import FolderWriter, parse_record, read_json, recover, write_folder
 from ..schema import SCHEMA_VERSION, Chunk, Document
 from ..store import Index
 
@@ -89,6 +89,7 @@ def load_index(index_dir: str | Path) -> Index:
     ``embedding.dimension``, or is not the file this build wrote (sha256).
     """
     folder = Path(index_dir)
+    recover(folder)  # finish or roll back a rebuild that was interrupted
     meta_path, npy_path = folder / INDEX_JSON, folder / EMBEDDINGS
     for p in (meta_path, npy_path):
         if not p.is_file():
