@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .errors import InputError
 from .jsonio import read_jsonl
-from .schema import SCHEMA_VERSION, Chunk, Document
+from .schema import SCHEMA_VERSION, Chunk, Document, Id, Metadata, Page, StrictStr
 
 
 @dataclass
@@ -66,21 +66,39 @@ class Index:
     def has_document(self, doc_id: str) -> bool:
         return doc_id in self._documents
 
+    @property
+    def skipped(self) -> list[str]:
+        """Source files the build left out (unsupported type), relative paths, sorted."""
+        build = self.meta.get("build") or {}
+        return list(build.get("skipped") or [])
+
     def chunks_of(self, doc_id: str) -> list[Chunk]:
         """The document's chunks in ``seq`` order (empty for an unknown document)."""
         return list(self._by_doc.get(doc_id, []))
 
 
 class ChunkRecord(BaseModel):
-    """One line of a plain chunk file (`chunks.jsonl`): evidence without embeddings."""
+    """One line of a plain chunk file (`chunks.jsonl`): evidence without embeddings.
 
-    model_config = ConfigDict(extra="allow")
-    chunk_id: str = Field(min_length=1)
-    doc_id: str | None = None
-    text: str
-    title: str = ""
-    section: str | None = None
-    page_span: tuple[int, int] | None = None
+    Strict like every record (:mod:`ragassay.schema`): an unknown key is an error; what a
+    user's chunk store carries besides goes in ``metadata`` (kept in the file, not read).
+    """
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    chunk_id: Id
+    doc_id: Id | None = None
+    text: StrictStr
+    title: StrictStr = ""
+    section: StrictStr | None = None
+    page_span: tuple[Page, Page] | None = None
+    metadata: Metadata = Field(default_factory=dict)
+
+    @field_validator("page_span")
+    @classmethod
+    def _page_span(cls, v: tuple[int, int] | None) -> tuple[int, int] | None:
+        if v is not None and v[0] > v[1]:
+            raise ValueError(f"page_span [{v[0]}, {v[1]}] ends before it starts")
+        return v
 
 
 def read_chunks(path: str | Path) -> Index:
