@@ -81,7 +81,9 @@ def _unknown_keys(model: type[BaseModel], errors: list[Any]) -> list[tuple[tuple
         if not loc:
             continue
         owner = _model_at(model, loc[:-1])
-        known = sorted(owner.model_fields) if owner is not None else []
+        # a record allowing some extra keys names them in ``extra_keys`` (Usage: source)
+        known = (sorted({*owner.model_fields, *getattr(owner, "extra_keys", ())})
+                 if owner is not None else [])
         out.append((loc, unknown_name("field", str(loc[-1]), known)))
     return out
 
@@ -110,9 +112,11 @@ def parse_record(model: type[M], data: Any, path: str | Path, line: int | None =
     the first invalid field (``prefix`` + ``.text``, e.g. ``chunks.17.text``), with ``hint``
     (how to fix it) after the message.
 
-    An unknown key is reported before any other error (a misspelt required field is then
-    named as a misspelling, not as missing): ``unknown field 'must_contian'; did you mean
-    must_contain?``. With ``lenient``, unknown keys are dropped instead, each with a warning
+    An unknown key is named with the closest known field: ``unknown field 'must_contian';
+    did you mean must_contain?``; one with a close match is reported before any other error
+    (a misspelt required field is named as a misspelling, not as missing).
+
+    With ``lenient``, unknown keys are dropped instead, each with a warning
     (``file:line: field 'x': unknown field 'x'; ...; ignored``) appended to ``warnings`` (or
     logged on the ``ragassay`` logger when no list is given); every other error still raises.
     """
@@ -135,14 +139,17 @@ def parse_record(model: type[M], data: Any, path: str | Path, line: int | None =
                 else:
                     warnings.append(note)
             return parse_record(model, data, path, line, prefix=prefix, hint=hint)
-        if unknown:
-            loc, message = unknown[0]
+        # A misspelt key comes first (it explains a "missing" error of the field it means);
+        # any other unknown key in pydantic's order, among the other errors.
+        misspelt = [u for u in unknown if "did you mean" in u[1]]
+        if misspelt or (unknown and errors[0].get("type") == "extra_forbidden"):
+            loc, message = (misspelt or unknown)[0]
             raise InputError(path, message + hint, line=line,
                              field=_dotted(prefix, loc)) from None
         err = errors[0]
-        loc = [p for p in err.get("loc", ()) if not _TYPE_LABEL.match(str(p))]
+        where_in = [p for p in err.get("loc", ()) if not _TYPE_LABEL.match(str(p))]
         raise InputError(path, err.get("msg", "invalid value") + hint, line=line,
-                         field=_dotted(prefix, loc)) from None
+                         field=_dotted(prefix, where_in)) from None
 
 
 def decode_json(text: str, path: str | Path, line: int | None = None, *, hint: str = "") -> Any:

@@ -13,7 +13,7 @@ and never read.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -169,6 +169,7 @@ class Usage(_Record):
     # built-in pipeline and read from ``model_extra`` by the run; a user's file may leave it
     # out. Any other key is refused like an unknown field of any record.
     model_config = ConfigDict(extra="allow", allow_inf_nan=False)
+    extra_keys: ClassVar[tuple[str, ...]] = ("source",)
     prompt_tokens: Count = 0
     completion_tokens: Count = 0
 
@@ -177,7 +178,7 @@ class Usage(_Record):
     def _only_source(cls, data: Any) -> Any:
         if isinstance(data, dict):
             for key in data:
-                if key not in cls.model_fields and key != "source":
+                if key not in cls.model_fields and key not in cls.extra_keys:
                     raise PydanticCustomError("extra_forbidden", "Extra inputs are not "
                                               "permitted", {"key": key})
             if "source" in data and not isinstance(data["source"], str):

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .errors import InputError
 from .jsonio import read_jsonl
-from .schema import SCHEMA_VERSION, Chunk, Document, Id, Metadata, Page, StrictStr
+from .schema import SCHEMA_VERSION, Chunk, Count, Document, Id, Metadata, Page, StrictStr
 
 
 @dataclass
@@ -82,6 +82,8 @@ class ChunkRecord(BaseModel):
 
     Strict like every record (:mod:`ragassay.schema`): an unknown key is an error; what a
     user's chunk store carries besides goes in ``metadata`` (kept in the file, not read).
+    The fields of an index's chunks (``char_span``, ``seq``) are accepted, so chunks
+    written from a :class:`~ragassay.schema.Chunk` read back.
     """
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
@@ -91,13 +93,15 @@ class ChunkRecord(BaseModel):
     title: StrictStr = ""
     section: StrictStr | None = None
     page_span: tuple[Page, Page] | None = None
+    char_span: tuple[Count, Count] | None = None
+    seq: Count | None = None
     metadata: Metadata = Field(default_factory=dict)
 
-    @field_validator("page_span")
+    @field_validator("page_span", "char_span")
     @classmethod
     def _page_span(cls, v: tuple[int, int] | None) -> tuple[int, int] | None:
         if v is not None and v[0] > v[1]:
-            raise ValueError(f"page_span [{v[0]}, {v[1]}] ends before it starts")
+            raise ValueError(f"span [{v[0]}, {v[1]}] ends before it starts")
         return v
 
 
@@ -105,7 +109,8 @@ def read_chunks(path: str | Path) -> Index:
     """An evidence store from `chunks.jsonl` (`{chunk_id, doc_id?, text, page_span?}`).
 
     Chunk ids are arbitrary strings. `doc_id` defaults to the part of the id before `::`, or
-    the id itself. It has no embeddings, so it serves scoring of predictions, not retrieval.
+    the id itself; `seq` (the order within the document) to the order in the file.
+    It has no embeddings, so it serves scoring of predictions, not retrieval.
     """
     records = read_jsonl(path, ChunkRecord, key="chunk_id")
     if not records:
@@ -117,7 +122,8 @@ def read_chunks(path: str | Path) -> Index:
         seq[doc_id] = seq.get(doc_id, 0) + 1
         chunks.append(Chunk(chunk_id=rec.chunk_id, doc_id=doc_id, title=rec.title,
                             section=rec.section, text=rec.text, page_span=rec.page_span,
-                            seq=seq[doc_id]))
+                            char_span=rec.char_span,
+                            seq=seq[doc_id] if rec.seq is None else rec.seq))
     return store_of_chunks(chunks, str(path))
 
 
