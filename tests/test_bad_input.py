@@ -885,6 +885,261 @@ def c_index_sectioned_json_bad_page(w: W) -> tuple[list[str], Expect]:
     return index_args(w, src), Expect("agb.json", field="sections.0.page")
 
 
+# --- strict records: no coercion, no unknown keys ------------------------------------------
+
+
+@case()
+def c_questions_id_a_number(w: W) -> tuple[list[str], Expect]:
+    w.edit("questions.jsonl", 2, lambda r: r.update(question_id=12))
+    return w.run_args(), Expect("questions.jsonl", 2, "question_id")
+
+
+@case()
+def c_questions_answerable_one(w: W) -> tuple[list[str], Expect]:
+    w.edit("questions.jsonl", 3, lambda r: r.update(answerable=1))
+    return w.run_args(), Expect("questions.jsonl", 3, "answerable")
+
+
+@case()
+def c_questions_must_contain_item_a_number(w: W) -> tuple[list[str], Expect]:
+    w.edit("questions.jsonl", 1, lambda r: r.update(must_contain=[4.9]))
+    return w.run_args(), Expect("questions.jsonl", 1, "must_contain.0")
+
+
+@case()
+def c_questions_unknown_key_misspelt(w: W) -> tuple[list[str], Expect]:
+    w.edit("questions.jsonl", 4, lambda r: r.update(must_contian=r.pop("must_contain")))
+    return w.run_args(), Expect("questions.jsonl", 4, "must_contian",
+                                ["unknown field 'must_contian'", "did you mean must_contain?"])
+
+
+@case()
+def c_questions_required_key_misspelt(w: W) -> tuple[list[str], Expect]:
+    # named as a misspelling, not as a missing `question`
+    w.edit("questions.jsonl", 5, lambda r: r.update(questoin=r.pop("question")))
+    return w.run_args(), Expect("questions.jsonl", 5, "questoin", ["did you mean question?"])
+
+
+@case()
+def c_gold_grade_a_string(w: W) -> tuple[list[str], Expect]:
+    w.edit("gold.jsonl", 2, lambda r: r["gold_evidence"][0].update(grade="2"))
+    return w.run_args(), Expect("gold.jsonl", 2, "gold_evidence.0.grade")
+
+
+@case()
+def c_gold_grade_a_fraction(w: W) -> tuple[list[str], Expect]:
+    w.edit("gold.jsonl", 3, lambda r: r["gold_evidence"][0].update(grade=2.5))
+    return w.run_args(), Expect("gold.jsonl", 3, "gold_evidence.0.grade")
+
+
+@case()
+def c_gold_grade_true(w: W) -> tuple[list[str], Expect]:
+    w.edit("gold.jsonl", 3, lambda r: r["gold_evidence"][0].update(grade=True))
+    return w.run_args(), Expect("gold.jsonl", 3, "gold_evidence.0.grade")
+
+
+@case()
+def c_gold_chunk_id_a_number(w: W) -> tuple[list[str], Expect]:
+    w.edit("gold.jsonl", 4, lambda r: r["gold_evidence"][0].update(chunk_id=7))
+    return w.run_args(), Expect("gold.jsonl", 4, "gold_evidence.0.chunk_id")
+
+
+@case()
+def c_gold_doc_id_a_number(w: W) -> tuple[list[str], Expect]:
+    w.edit("gold.jsonl", 4, lambda r: r["gold_evidence"][0].update(doc_id=3))
+    return w.run_args(), Expect("gold.jsonl", 4, "gold_evidence.0.doc_id")
+
+
+@case()
+def c_gold_page_span_zero(w: W) -> tuple[list[str], Expect]:
+    w.edit("gold.jsonl", 1, lambda r: r["gold_evidence"][0].update(page_span=[0, 1]))
+    return w.run_args(), Expect("gold.jsonl", 1, "gold_evidence.0.page_span.0")
+
+
+@case()
+def c_gold_page_span_reversed(w: W) -> tuple[list[str], Expect]:
+    w.edit("gold.jsonl", 1, lambda r: r["gold_evidence"][0].update(page_span=[3, 1]))
+    return w.run_args(), Expect("gold.jsonl", 1, "gold_evidence.0.page_span")
+
+
+@case()
+def c_gold_label_unknown_key(w: W) -> tuple[list[str], Expect]:
+    w.edit("gold.jsonl", 2, lambda r: r["gold_evidence"][0].update(grdae=2))
+    return w.run_args(), Expect("gold.jsonl", 2, "gold_evidence.0.grdae",
+                                ["did you mean grade?"])
+
+
+@case()
+def c_gold_record_unknown_key(w: W) -> tuple[list[str], Expect]:
+    w.edit("gold.jsonl", 6, lambda r: r.update(evidence=r.pop("gold_evidence")))
+    return w.run_args(), Expect("gold.jsonl", 6, "evidence", ["did you mean gold_evidence?"])
+
+
+@case()
+def c_predictions_score_a_string_number(w: W) -> tuple[list[str], Expect]:
+    w.edit("predictions.jsonl", 5, lambda r: r["retrieved"][1].update(score="0.9"))
+    return w.run_args(), Expect("predictions.jsonl", 5, "retrieved.1.score")
+
+
+@case()
+def c_predictions_tokens_negative(w: W) -> tuple[list[str], Expect]:
+    w.edit("predictions.jsonl", 7, lambda r: r["usage"].update(completion_tokens=-6))
+    return w.run_args(), Expect("predictions.jsonl", 7, "usage.completion_tokens")
+
+
+@case()
+def c_predictions_tokens_a_fraction(w: W) -> tuple[list[str], Expect]:
+    w.edit("predictions.jsonl", 7, lambda r: r["usage"].update(prompt_tokens=430.5))
+    return w.run_args(), Expect("predictions.jsonl", 7, "usage.prompt_tokens")
+
+
+@case()
+def c_predictions_citation_page_zero(w: W) -> tuple[list[str], Expect]:
+    w.edit("predictions.jsonl", 1, lambda r: r["answer"]["citations"][0].update(page=0))
+    return w.run_args(), Expect("predictions.jsonl", 1, "answer.citations.0.page")
+
+
+@case()
+def c_predictions_latency_negative(w: W) -> tuple[list[str], Expect]:
+    w.edit("predictions.jsonl", 8, lambda r: r.update(latency_ms=-1.0))
+    return w.run_args(), Expect("predictions.jsonl", 8, "latency_ms")
+
+
+@case()
+def c_predictions_unknown_top_level_key(w: W) -> tuple[list[str], Expect]:
+    w.edit("predictions.jsonl", 3, lambda r: r.update(retreived=r.pop("retrieved")))
+    return w.run_args(), Expect("predictions.jsonl", 3, "retreived", ["did you mean retrieved?"])
+
+
+@case()
+def c_predictions_unknown_answer_key(w: W) -> tuple[list[str], Expect]:
+    w.edit("predictions.jsonl", 2, lambda r: r["answer"].update(citation=[]))
+    return w.run_args(), Expect("predictions.jsonl", 2, "answer.citation",
+                                ["did you mean citations?"])
+
+
+@case()
+def c_predictions_unknown_retrieved_key(w: W) -> tuple[list[str], Expect]:
+    w.edit("predictions.jsonl", 2, lambda r: r["retrieved"][2].update(scor=0.5))
+    return w.run_args(), Expect("predictions.jsonl", 2, "retrieved.2.scor",
+                                ["did you mean score?"])
+
+
+@case()
+def c_predictions_unknown_usage_key(w: W) -> tuple[list[str], Expect]:
+    w.edit("predictions.jsonl", 7, lambda r: r["usage"].update(prompt_token=1))
+    return w.run_args(), Expect("predictions.jsonl", 7, "usage.prompt_token",
+                                ["did you mean prompt_tokens?"])
+
+
+@case()
+def c_chunks_chunk_id_a_number(w: W) -> tuple[list[str], Expect]:
+    w.edit("chunks.jsonl", 4, lambda r: r.update(chunk_id=4))
+    return w.run_args(), Expect("chunks.jsonl", 4, "chunk_id")
+
+
+@case()
+def c_chunks_page_span_strings(w: W) -> tuple[list[str], Expect]:
+    w.edit("chunks.jsonl", 2, lambda r: r.update(page_span=["1", "1"]))
+    return w.run_args(), Expect("chunks.jsonl", 2, "page_span.0")
+
+
+@case()
+def c_chunks_unknown_key(w: W) -> tuple[list[str], Expect]:
+    w.edit("chunks.jsonl", 3, lambda r: r.update(page_spam=[1, 1]))
+    return w.run_args(), Expect("chunks.jsonl", 3, "page_spam", ["did you mean page_span?"])
+
+
+# --- file level: size of a line, YAML keys given twice ------------------------------------
+
+
+@case()
+def c_questions_line_longer_than_the_limit(w: W) -> tuple[list[str], Expect]:
+    from ragassay.jsonio import MAX_LINE_BYTES
+
+    w.edit("questions.jsonl", 6, lambda r: r.update(expected_answer="x" * MAX_LINE_BYTES))
+    return w.run_args(), Expect("questions.jsonl", 6, also=["MiB"])
+
+
+@case()
+def c_config_duplicate_key(w: W) -> tuple[list[str], Expect]:
+    n = w.cfg_replace("seed: 7", "seed: 7\nseed: 8") + 1
+    return w.run_args(), Expect("config.yaml", n, "seed", ["duplicate key"])
+
+
+@case()
+def c_config_duplicate_nested_key(w: W) -> tuple[list[str], Expect]:
+    n = w.cfg_replace("  top_k: 3", "  top_k: 3\n  top_k: 5") + 1
+    return w.run_args(), Expect("config.yaml", n, "pipeline.top_k", ["duplicate key"])
+
+
+@case()
+def c_gate_config_duplicate_bar(w: W) -> tuple[list[str], Expect]:
+    run = w.run_dir()
+    n = w.cfg_append('  hit_at_3: ">= 0.5"\n')
+    return (["gate", str(run), "-c", str(w.cfg)],
+            Expect("config.yaml", n, "gate.hit_at_3", ["duplicate key"]))
+
+
+@case()
+def c_config_non_utf8_names_the_line(w: W) -> tuple[list[str], Expect]:
+    n = w.cfg_replace("seed: 7", "seed: 7 # \xff")
+    w.cfg.write_bytes(w.cfg.read_bytes().replace("\xff".encode(), b"\xff"))
+    return w.run_args(), Expect("config.yaml", n, also=["byte"])
+
+
+# --- index.json: chunk texts are checked against their hash --------------------------------
+
+
+def _index_config(w: W, out: Path) -> None:
+    w.cfg_replace("chunks_path: chunks.jsonl\npredictions_path: predictions.jsonl\n",
+                  f"index_dir: {out}\n")
+
+
+@case()
+def c_index_chunk_text_edited(w: W) -> tuple[list[str], Expect]:
+    _, out = w.index()
+    data = json.loads((out / "index.json").read_text("utf-8"))
+    data["chunks"][0]["text"] = data["chunks"][0]["text"].replace("4,90", "0,00")
+    (out / "index.json").write_text(json.dumps(data, ensure_ascii=False), "utf-8")
+    _index_config(w, out)
+    return w.run_args(), Expect("index.json", field="chunks.0.text",
+                                also=[data["chunks"][0]["chunk_id"]])
+
+
+@case()
+def c_index_chunk_without_text_hash(w: W) -> tuple[list[str], Expect]:
+    _, out = w.index()
+    data = json.loads((out / "index.json").read_text("utf-8"))
+    del data["chunks"][0]["text_sha256"]
+    (out / "index.json").write_text(json.dumps(data, ensure_ascii=False), "utf-8")
+    _index_config(w, out)
+    return w.run_args(), Expect("index.json", field="chunks.0.text_sha256")
+
+
+@case()
+def c_index_of_schema_version_1(w: W) -> tuple[list[str], Expect]:
+    _, out = w.index()
+    data = json.loads((out / "index.json").read_text("utf-8"))
+    data["schema_version"] = 1
+    for c in data["chunks"]:
+        del c["text_sha256"]
+    (out / "index.json").write_text(json.dumps(data, ensure_ascii=False), "utf-8")
+    _index_config(w, out)
+    return w.run_args(), Expect("index.json", field="schema_version",
+                                also=["rebuild with `ragassay index`"])
+
+
+@case()
+def c_index_chunk_unknown_key(w: W) -> tuple[list[str], Expect]:
+    _, out = w.index()
+    data = json.loads((out / "index.json").read_text("utf-8"))
+    data["chunks"][0]["pages"] = [1, 1]
+    (out / "index.json").write_text(json.dumps(data, ensure_ascii=False), "utf-8")
+    _index_config(w, out)
+    return w.run_args(), Expect("index.json", field="chunks.0.pages")
+
+
 # --- the test ------------------------------------------------------------------------------
 
 
@@ -932,6 +1187,28 @@ def test_example_is_valid(tmp_path: Path) -> None:
     assert runner.invoke(app, sweep_args(w, "--k", "1..3", "--threshold", "0.2")).exit_code == 0
 
 
+def test_inputs_with_a_byte_order_mark_are_accepted(tmp_path: Path) -> None:
+    """A UTF-8 BOM (as Windows editors write it) before questions, gold, predictions, chunks
+    and config changes nothing: same scores as without."""
+    plain, bom = W(tmp_path / "plain"), W(tmp_path / "bom")
+    for name in ("questions.jsonl", "gold.jsonl", "predictions.jsonl", "chunks.jsonl",
+                 "config.yaml"):
+        path = bom.ex / name
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    a, b = plain.run_dir(), bom.run_dir()
+    assert (a / "answers.jsonl").read_bytes() == (b / "answers.jsonl").read_bytes()
+
+
+def test_metadata_objects_are_kept_not_refused(tmp_path: Path) -> None:
+    """Documented allowance: a ``metadata`` object in a question, gold record or label,
+    prediction or chunk line is carried along and not read."""
+    w = W(tmp_path)
+    for name in ("questions.jsonl", "gold.jsonl", "predictions.jsonl", "chunks.jsonl"):
+        w.edit(name, 1, lambda r: r.update(metadata={"annotator": "jb", "batch": 3}))
+    w.edit("gold.jsonl", 2, lambda r: r["gold_evidence"][0].update(metadata={"note": "x"}))
+    w.run_dir()
+
+
 def test_unsupported_file_next_to_documents_is_skipped(tmp_path: Path) -> None:
     """Documented: a file of another type is not bad input; it is listed in build.skipped."""
     w = W(tmp_path)
@@ -941,3 +1218,8 @@ def test_unsupported_file_next_to_documents_is_skipped(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     meta = json.loads((out / "index.json").read_text("utf-8"))
     assert meta["build"]["skipped"] == ["notes.xyz"]
+    from ragassay.index import load_index, skipped_note
+
+    assert load_index(out).skipped == ["notes.xyz"]
+    assert skipped_note(load_index(out).skipped) == (
+        "skipped 1 file of an unsupported type: notes.xyz")

@@ -70,23 +70,67 @@ class QuestionGold:
         )
 
 
-def read_questions(path: str | Path) -> list[Question]:
+    def problem(self) -> str | None:
+        """Why an answerable question's gold does not count (``None`` when it does): the
+        text after ``q07: `` in :func:`gold_warnings`."""
+        if self.usable:
+            return None
+        if not self.has_record:
+            return "no gold record"
+        if not self.evidence:
+            return "gold_evidence is []"
+        lost = [ev for ev in self.evidence if not ev.chunk_ids or ev.status == "unanchored"]
+        if len(lost) == 1:
+            why = f" ({lost[0].reason})" if lost[0].reason else ""
+            return f"gold label {lost[0].label.chunk_id} is in no chunk{why}"
+        ids = ", ".join(ev.label.chunk_id for ev in lost)
+        why = ", ".join(f"{ev.label.chunk_id}: {ev.reason}" for ev in lost if ev.reason)
+        return f"gold labels {ids} are in no chunk" + (f" ({why})" if why else "")
+
+
+def gold_warnings(questions: Sequence[Question], gold: dict[str, QuestionGold]) -> list[str]:
+    """One line per answerable question whose gold changes a denominator, in question
+    order: no gold record, ``gold_evidence: []``, or a label that names an unknown chunk
+    (or one that no longer holds its claim) and could not be re-anchored, e.g.
+    ``q07: gold label daeyang::chunk-099 is in no chunk (chunk id not in the index; no chunk
+    holds the support_claim); the question is not measured for retrieval``.
+
+    ``gold`` is :func:`anchor_gold`'s result. Unanswerable questions have no gold to miss.
+    """
+    out: list[str] = []
+    for q in questions:
+        qgold = gold.get(q.question_id)
+        if not q.answerable:
+            continue
+        problem = "no gold record" if qgold is None else qgold.problem()
+        if problem is not None:
+            out.append(f"{q.question_id}: {problem}; the question is not measured for "
+                       "retrieval")
+    return out
+
+
+def read_questions(path: str | Path, *, lenient: bool = False,
+                   warnings: list[str] | None = None) -> list[Question]:
     """The questions of a JSONL file (file:line:field errors); a file without any question
-    is an error too, since an evaluation over nothing could only pass."""
-    questions = read_jsonl(path, Question, key="question_id")
+    is an error too, since an evaluation over nothing could only pass. ``lenient``: unknown
+    keys become ``warnings`` instead of errors (:func:`ragassay.jsonio.parse_record`)."""
+    questions = read_jsonl(path, Question, key="question_id", lenient=lenient,
+                           warnings=warnings)
     if not questions:
         raise InputError(path, "holds no questions")
     return questions
 
 
-def read_gold(path: str | Path) -> list[GoldRecord]:
+def read_gold(path: str | Path, *, lenient: bool = False,
+              warnings: list[str] | None = None) -> list[GoldRecord]:
     """The gold evidence records of a JSONL file (file:line:field errors)."""
-    return read_jsonl(path, GoldRecord, key="question_id")
+    return read_jsonl(path, GoldRecord, key="question_id", lenient=lenient, warnings=warnings)
 
 
-def load_gold(path: str | Path, questions: Sequence[Question]) -> dict[str, GoldRecord]:
+def load_gold(path: str | Path, questions: Sequence[Question], *, lenient: bool = False,
+              warnings: list[str] | None = None) -> dict[str, GoldRecord]:
     """Read gold evidence and check it against the questions (file:line errors)."""
-    return check_gold(read_gold(path), questions, path)
+    return check_gold(read_gold(path, lenient=lenient, warnings=warnings), questions, path)
 
 
 def check_gold(records: Iterable[GoldRecord], questions: Sequence[Question],

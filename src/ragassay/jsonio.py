@@ -13,6 +13,7 @@ CI artifact server or a colleague can read what ragassay wrote.
 
 from __future__ import annotations
 
+import copy
 import ctypes
 import errno
 import functools
@@ -26,14 +27,14 @@ import secrets
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from .errors import InputError
+from .errors import InputError, unknown_name
 
 FILE_MODE = 0o666  # before the umask
 DIR_MODE = 0o777
@@ -42,28 +43,120 @@ M = TypeVar("M", bound=BaseModel)
 # pydantic puts the member of a union into an error's location (``latency_ms.float``): not a
 # field the user wrote, so it is left out of the field named.
 _TYPE_LABEL = re.compile(r"^(?:[a-z]+\[.*\]|float|int|str|bool|none|list|dict|tuple|"
+                         r"constrained-[a-z]+|"
                          r"function-[a-z-]+\[.*\]|lax-or-strict\[.*\]|json-or-python\[.*\])$")
+
+# The longest JSONL line read (the shipped files' longest lines are under 1 KiB; a document
+# file of `ragassay index` holds a whole document on one line). Longer is an error, so that
+# a file without line breaks is not read into memory whole.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+_BOM = b"\xef\xbb\xbf"
+_log = logging.getLogger("ragassay")
 
 
 # --- reading ---------------------------------------------------------------------------
 
 
+def _field_models(annotation: Any) -> list[type[BaseModel]]:
+    """The record models inside a field's type (``list[Citation] | None`` → Citation)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in get_args(annotation) for m in _field_models(arg)]
+
+
+def _model_at(model: type[BaseModel], loc: Sequence[str | int]) -> type[BaseModel] | None:
+    """The model of the record at ``loc`` (``("answer", "citations", 0)`` → Citation)."""
+    current: type[BaseModel] | None = model
+    for part in loc:
+        if isinstance(part, int) or current is None:
+            continue
+        info = current.model_fields.get(part)
+        models = _field_models(info.annotation) if info is not None else []
+        current = models[0] if models else None
+    return current
+
+
+def _unknown_keys(model: type[BaseModel], errors: list[Any]) -> list[tuple[tuple[Any, ...], str]]:
+    """``(location of the key, message)`` of every unknown key among pydantic's errors."""
+    out = []
+    for err in errors:
+        if err.get("type") != "extra_forbidden":
+            continue
+        loc = tuple(p for p in err.get("loc", ()) if not _TYPE_LABEL.match(str(p)))
+        if "key" in (err.get("ctx") or {}):  # a record that allows only some extra keys
+            loc = (*loc, err["ctx"]["key"])
+        if not loc:
+            continue
+        owner = _model_at(model, loc[:-1])
+        # a record allowing some extra keys names them in ``extra_keys`` (Usage: source)
+        known = (sorted({*owner.model_fields, *getattr(owner, "extra_keys", ())})
+                 if owner is not None else [])
+        out.append((loc, unknown_name("field", str(loc[-1]), known)))
+    return out
+
+
+def _drop(data: Any, loc: Sequence[Any]) -> None:
+    """Delete the key at ``loc`` from the decoded record ``data`` (in place)."""
+    node = data
+    for part in loc[:-1]:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return
+    if isinstance(node, dict):
+        node.pop(loc[-1], None)
+
+
+def _dotted(prefix: str, loc: Sequence[Any]) -> str:
+    parts = [str(p) for p in loc]
+    return ".".join([prefix, *parts] if prefix else parts) or "(record)"
+
+
 def parse_record(model: type[M], data: Any, path: str | Path, line: int | None = None, *,
-                 prefix: str = "", hint: str = "") -> M:
+                 prefix: str = "", hint: str = "", lenient: bool = False,
+                 warnings: list[str] | None = None) -> M:
     """Validate one decoded record; a pydantic error becomes an :class:`InputError` naming
     the first invalid field (``prefix`` + ``.text``, e.g. ``chunks.17.text``), with ``hint``
-    (how to fix it) after the message."""
+    (how to fix it) after the message.
+
+    An unknown key is named with the closest known field: ``unknown field 'must_contian';
+    did you mean must_contain?``; one with a close match is reported before any other error
+    (a misspelt required field is named as a misspelling, not as missing).
+
+    With ``lenient``, unknown keys are dropped instead, each with a warning
+    (``file:line: field 'x': unknown field 'x'; ...; ignored``) appended to ``warnings`` (or
+    logged on the ``ragassay`` logger when no list is given); every other error still raises.
+    """
     if not isinstance(data, dict):
         raise InputError(path, f"expected a JSON object, got {type(data).__name__}{hint}",
                          line=line, field=prefix or None)
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = [str(p) for p in err.get("loc", ()) if not _TYPE_LABEL.match(str(p))]
-        field = ".".join([prefix, *loc] if prefix else loc) or "(record)"
+        errors = exc.errors()
+        unknown = _unknown_keys(model, errors)
+        if unknown and lenient:
+            data = copy.deepcopy(data)
+            for loc, message in unknown:
+                _drop(data, loc)
+                where = str(path) if line is None else f"{path}:{line}"
+                note = f"{where}: field '{_dotted(prefix, loc)}': {message}; ignored"
+                if warnings is None:
+                    _log.warning(note)
+                else:
+                    warnings.append(note)
+            return parse_record(model, data, path, line, prefix=prefix, hint=hint)
+        # A misspelt key comes first (it explains a "missing" error of the field it means);
+        # any other unknown key in pydantic's order, among the other errors.
+        misspelt = [u for u in unknown if "did you mean" in u[1]]
+        if misspelt or (unknown and errors[0].get("type") == "extra_forbidden"):
+            loc, message = (misspelt or unknown)[0]
+            raise InputError(path, message + hint, line=line,
+                             field=_dotted(prefix, loc)) from None
+        err = errors[0]
+        where_in = [p for p in err.get("loc", ()) if not _TYPE_LABEL.match(str(p))]
         raise InputError(path, err.get("msg", "invalid value") + hint, line=line,
-                         field=field) from None
+                         field=_dotted(prefix, where_in)) from None
 
 
 def decode_json(text: str, path: str | Path, line: int | None = None, *, hint: str = "") -> Any:
@@ -82,39 +175,73 @@ def _need_file(path: str | Path) -> Path:
     return p
 
 
-def read_json(path: str | Path, *, hint: str = "") -> Any:
-    """One JSON document; malformed JSON or text that is not UTF-8 names file and line."""
-    p = _need_file(path)
+def _decode(data: bytes, path: Path, *, hint: str = "") -> str:
+    """UTF-8 text of a whole file (a leading byte order mark dropped); an undecodable byte
+    names its line and its offset in the line and in the file."""
+    body = data[len(_BOM):] if data.startswith(_BOM) else data
     try:
-        text = p.read_text(encoding="utf-8")
+        return body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(p, f"not UTF-8 text (byte {exc.start}){hint}") from None
-    return decode_json(text, p, hint=hint)
+        start = exc.start + len(data) - len(body)
+        line = data.count(b"\n", 0, start) + 1
+        column = start - (data.rfind(b"\n", 0, start) + 1) + 1
+        raise InputError(path, f"not UTF-8 text (byte 0x{data[start]:02x} at byte {column} of "
+                         f"the line, byte {start + 1} of the file){hint}", line=line) from None
 
 
-def iter_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line_number, decoded_value)`` for each non-blank line, streaming."""
+def read_json(path: str | Path, *, hint: str = "") -> Any:
+    """One JSON document; malformed JSON or text that is not UTF-8 names file and line. A
+    UTF-8 byte order mark is accepted."""
+    p = _need_file(path)
+    return decode_json(_decode(p.read_bytes(), p, hint=hint), p, hint=hint)
+
+
+def _size(n: int) -> str:
+    return f"{n // (1024 * 1024)} MiB" if n % (1024 * 1024) == 0 else f"{n} bytes"
+
+
+def iter_jsonl(path: str | Path, *,
+               max_line_bytes: int = MAX_LINE_BYTES) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, decoded_value)`` for each non-blank line, streaming.
+
+    A UTF-8 byte order mark before the first line is accepted. A line longer than
+    ``max_line_bytes`` (its line break not counted) is an error naming it, found without
+    reading more than that much of it.
+    """
     p = _need_file(path)
     with p.open("rb") as fh:
-        for line_no, raw in enumerate(fh, start=1):
+        line_no = 0
+        while raw := fh.readline(max_line_bytes + 2):
+            line_no += 1
+            body = raw.rstrip(b"\r\n") if raw.endswith(b"\n") else raw
+            if len(body) > max_line_bytes:
+                raise InputError(p, f"line longer than {_size(max_line_bytes)} (the longest "
+                                 "JSONL line read); is the file one JSON value per line?",
+                                 line=line_no)
+            skipped = 0
+            if line_no == 1 and raw.startswith(_BOM):
+                raw, skipped = raw[len(_BOM):], len(_BOM)
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise InputError(p, f"not UTF-8 text (byte {exc.start + 1} of the line)",
+                raise InputError(p, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at byte "
+                                 f"{exc.start + skipped + 1} of the line)",
                                  line=line_no) from None
             if text.strip():
                 yield line_no, decode_json(text, p, line_no)
 
 
-def read_jsonl(path: str | Path, model: type[M], *, key: str | None = None) -> list[M]:
+def read_jsonl(path: str | Path, model: type[M], *, key: str | None = None,
+               lenient: bool = False, warnings: list[str] | None = None) -> list[M]:
     """Read a JSONL file of ``model`` records; with ``key``, refuse duplicate keys.
 
-    Each record remembers its line number (:func:`line_of`) for later errors.
+    Each record remembers its line number (:func:`line_of`) for later errors. ``lenient``
+    and ``warnings``: unknown keys become warnings, see :func:`parse_record`.
     """
     seen: dict[str, int] = {}
     out: list[M] = []
     for line_no, data in iter_jsonl(path):
-        rec = parse_record(model, data, path, line_no)
+        rec = parse_record(model, data, path, line_no, lenient=lenient, warnings=warnings)
         if key is not None:
             value = getattr(rec, key)
             if value in seen:
@@ -132,17 +259,49 @@ def line_of(record: BaseModel) -> int | None:
     return getattr(record, "_line", None)
 
 
+def _duplicate_keys(loader: yaml.SafeLoader, node: yaml.Node, path: Path, prefix: str) -> None:
+    """Refuse a mapping that names a key twice (PyYAML would keep the last silently)."""
+    if isinstance(node, yaml.MappingNode):
+        first: dict[Any, int] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *defaults`
+                _duplicate_keys(loader, value_node, path, prefix)
+                continue
+            key = loader.construct_object(key_node, deep=True)
+            line = key_node.start_mark.line + 1
+            name = f"{prefix}{key}"
+            try:
+                if key in first:
+                    raise InputError(path, f"duplicate key {key!r} (first on line "
+                                     f"{first[key]}); YAML would keep only the last",
+                                     line=line, field=name)
+                first[key] = line
+            except TypeError:  # an unhashable key: PyYAML refuses it when constructing
+                pass
+            _duplicate_keys(loader, value_node, path, name + ".")
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _duplicate_keys(loader, item, path, f"{prefix}{i}.")
+
+
 def read_yaml(path: str | Path) -> dict[str, Any]:
-    """Read a YAML mapping, with the line of a syntax error."""
+    """Read a YAML mapping, with the line of a syntax error, of a key given twice
+    (``file:line: field 'pipeline.top_k': duplicate key``) or of a byte that is not UTF-8. A
+    UTF-8 byte order mark is accepted."""
     p = _need_file(path)
+    text = _decode(p.read_bytes(), p)
+    loader = yaml.SafeLoader(text)
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        node = loader.get_single_node()
+        if node is not None:
+            _duplicate_keys(loader, node, p, "")
+        data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         raise InputError(p, f"malformed YAML ({getattr(exc, 'problem', exc)})", line=line) from None
-    except UnicodeDecodeError:
-        raise InputError(p, "not UTF-8 text") from None
+    finally:
+        loader.dispose()
     if not isinstance(data, dict):
         raise InputError(p, "expected a mapping at the top level")
     return data

@@ -2,59 +2,103 @@
 
 The file readers (:mod:`ragassay.jsonio`) validate every line against these models and name
 the file, line and field of what is wrong.
+
+Nothing is coerced: an id is a JSON string (not ``12``), a boolean a JSON boolean (not
+``"yes"`` or ``1``), a grade, count or page a JSON integer (not ``"2"`` or ``2.5``), a score a
+JSON number (not ``"0.9"``; NaN and Infinity are refused everywhere). An unknown key in a
+record is an error naming it, with the closest known field (``must_contian`` → did you mean
+``must_contain``?); what a user wants to carry along goes in a ``metadata`` object, kept
+and never read.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, Strict, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    Strict,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
-SCHEMA_VERSION = 1  # of index.json (the run folder has its own, runfolder.RUN_SCHEMA_VERSION)
+SCHEMA_VERSION = 2  # of index.json (the run folder has its own, runfolder.RUN_SCHEMA_VERSION)
 
 
-# JSON has no NaN or Infinity (Python's reader accepts them): refused in every record, and a
-# boolean must be a JSON boolean, not "yes" or 1.
 StrictBool = Annotated[bool, Strict()]
+StrictStr = Annotated[str, Strict()]
+# An identifier: a non-empty JSON string.
+Id = Annotated[str, Strict(), Field(min_length=1)]
+StrictInt = Annotated[int, Strict()]
+# Token counts, character offsets, sequence numbers.
+Count = Annotated[int, Strict(), Field(ge=0)]
+# Pages are numbered from 1 (PDF pages, sectioned JSON `page`).
+Page = Annotated[int, Strict(), Field(ge=1)]
+# A JSON number (an integer is a number too); never a string.
+Number = Annotated[float, Strict()]
+Milliseconds = Annotated[float, Strict(), Field(ge=0)]
+# Free-form data a user carries along in a record: kept, never read.
+Metadata = dict[str, Any]
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     # The JSONL line the record came from, for errors found after reading.
     _line: int | None = PrivateAttr(default=None)
+
+
+def _ordered_span(span: tuple[int, int] | None, what: str) -> tuple[int, int] | None:
+    if span is not None and span[0] > span[1]:
+        raise ValueError(f"{what} [{span[0]}, {span[1]}] ends before it starts")
+    return span
 
 
 # --- documents and chunks -------------------------------------------------------------
 
 
 class Document(_Record):
-    doc_id: str
-    title: str = ""
-    source_path: str = ""
-    format: str = ""
-    num_pages: int | None = None
-    sha256: str = ""
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    doc_id: StrictStr  # a loader fills it in after creating the record
+    title: StrictStr = ""
+    source_path: StrictStr = ""
+    format: StrictStr = ""
+    num_pages: Page | None = None
+    sha256: StrictStr = ""
+    metadata: Metadata = Field(default_factory=dict)
     # Content the text-only loaders could not keep ({"tables": 2, "images": 1}); the
     # diagnosis links missing evidence to it.
-    dropped: dict[str, int] = Field(default_factory=dict)
+    dropped: dict[str, Count] = Field(default_factory=dict)
 
 
 class Chunk(_Record):
-    chunk_id: str
-    doc_id: str
-    title: str = ""
-    section: str | None = None
-    text: str
-    char_span: tuple[int, int] | None = None
-    page_span: tuple[int, int] | None = None
-    seq: int = 0
+    chunk_id: Id
+    doc_id: StrictStr
+    title: StrictStr = ""
+    section: StrictStr | None = None
+    text: StrictStr
+    char_span: tuple[Count, Count] | None = None
+    page_span: tuple[Page, Page] | None = None
+    seq: Count = 0
+
+    @field_validator("char_span")
+    @classmethod
+    def _char_span(cls, v: tuple[int, int] | None) -> tuple[int, int] | None:
+        return _ordered_span(v, "char_span")
+
+    @field_validator("page_span")
+    @classmethod
+    def _page_span(cls, v: tuple[int, int] | None) -> tuple[int, int] | None:
+        return _ordered_span(v, "page_span")
 
 
 # --- questions and gold ---------------------------------------------------------------
 
 
 def _as_list(value: Any) -> Any:
+    # Documented: a single string stands for a list of one, null for none.
     if value is None:
         return []
     if isinstance(value, str):
@@ -63,32 +107,40 @@ def _as_list(value: Any) -> Any:
 
 
 class Question(_Record):
-    question_id: str = Field(min_length=1)
-    question: str = Field(min_length=1)
+    question_id: Id
+    question: Annotated[str, Strict(), Field(min_length=1)]
     answerable: StrictBool
-    query_type: str | None = None
-    expected_answer: str | None = None
-    expected_terms: list[str] = Field(default_factory=list)
-    must_contain: list[str] = Field(default_factory=list)
-    topic: str | None = None
+    query_type: StrictStr | None = None
+    expected_answer: StrictStr | None = None
+    expected_terms: list[StrictStr] = Field(default_factory=list)
+    must_contain: list[StrictStr] = Field(default_factory=list)
+    topic: StrictStr | None = None
+    metadata: Metadata = Field(default_factory=dict)
 
     _lists = field_validator("expected_terms", "must_contain", mode="before")(_as_list)
 
 
 class GoldEvidence(_Record):
-    chunk_id: str = Field(min_length=1)
-    doc_id: str = ""
-    required_terms: list[str] = Field(default_factory=list)
-    support_claim: str | None = None
-    page_span: tuple[int, int] | None = None
-    grade: int = 1
+    chunk_id: Id
+    doc_id: StrictStr = ""
+    required_terms: list[StrictStr] = Field(default_factory=list)
+    support_claim: StrictStr | None = None
+    page_span: tuple[Page, Page] | None = None
+    grade: StrictInt = 1
+    metadata: Metadata = Field(default_factory=dict)
 
     _lists = field_validator("required_terms", mode="before")(_as_list)
 
+    @field_validator("page_span")
+    @classmethod
+    def _page_span(cls, v: tuple[int, int] | None) -> tuple[int, int] | None:
+        return _ordered_span(v, "page_span")
+
 
 class GoldRecord(_Record):
-    question_id: str = Field(min_length=1)
+    question_id: Id
     gold_evidence: list[GoldEvidence]
+    metadata: Metadata = Field(default_factory=dict)
 
 
 # --- predictions (built-in pipeline or bring-your-own) --------------------------------
@@ -97,29 +149,48 @@ AnswerStatus = Literal["supported", "insufficient", "abstained"]
 
 
 class RetrievedChunk(_Record):
-    chunk_id: str
-    score: float | None = None
+    chunk_id: Id
+    score: Number | None = None
 
 
 class Citation(_Record):
-    chunk_id: str
-    page: int | None = None
+    chunk_id: Id
+    page: Page | None = None
 
 
 class Answer(_Record):
-    text: str = ""
+    text: StrictStr = ""
     status: AnswerStatus
     citations: list[Citation] = Field(default_factory=list)
 
 
 class Usage(_Record):
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
+    # The one extra key: ``source`` ("counted", "reported", "not called"), written by the
+    # built-in pipeline and read from ``model_extra`` by the run; a user's file may leave it
+    # out. Any other key is refused like an unknown field of any record.
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)
+    extra_keys: ClassVar[tuple[str, ...]] = ("source",)
+    prompt_tokens: Count = 0
+    completion_tokens: Count = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _only_source(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for key in data:
+                if key not in cls.model_fields and key not in cls.extra_keys:
+                    raise PydanticCustomError("extra_forbidden", "Extra inputs are not "
+                                              "permitted", {"key": key})
+            if "source" in data and not isinstance(data["source"], str):
+                raise PydanticCustomError("source_type", "usage.source must be a string, "
+                                          "got {kind}", {"kind": type(data["source"]).__name__})
+        return data
 
 
 class Prediction(_Record):
-    question_id: str
+    question_id: Id
     retrieved: list[RetrievedChunk] = Field(default_factory=list)
     answer: Answer
     usage: Usage | None = None
-    latency_ms: dict[str, float] | float | None = None
+    latency_ms: dict[StrictStr, Milliseconds] | Milliseconds | None = None
+    metadata: Metadata = Field(default_factory=dict)

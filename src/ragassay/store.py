@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .errors import InputError
 from .jsonio import read_jsonl
-from .schema import SCHEMA_VERSION, Chunk, Document
+from .schema import SCHEMA_VERSION, Chunk, Count, Document, Id, Metadata, Page, StrictStr
 
 
 @dataclass
@@ -66,28 +66,51 @@ class Index:
     def has_document(self, doc_id: str) -> bool:
         return doc_id in self._documents
 
+    @property
+    def skipped(self) -> list[str]:
+        """Source files the build left out (unsupported type), relative paths, sorted."""
+        build = self.meta.get("build") or {}
+        return list(build.get("skipped") or [])
+
     def chunks_of(self, doc_id: str) -> list[Chunk]:
         """The document's chunks in ``seq`` order (empty for an unknown document)."""
         return list(self._by_doc.get(doc_id, []))
 
 
 class ChunkRecord(BaseModel):
-    """One line of a plain chunk file (`chunks.jsonl`): evidence without embeddings."""
+    """One line of a plain chunk file (`chunks.jsonl`): evidence without embeddings.
 
-    model_config = ConfigDict(extra="allow")
-    chunk_id: str = Field(min_length=1)
-    doc_id: str | None = None
-    text: str
-    title: str = ""
-    section: str | None = None
-    page_span: tuple[int, int] | None = None
+    Strict like every record (:mod:`ragassay.schema`): an unknown key is an error; what a
+    user's chunk store carries besides goes in ``metadata`` (kept in the file, not read).
+    The fields of an index's chunks (``char_span``, ``seq``) are accepted, so chunks
+    written from a :class:`~ragassay.schema.Chunk` read back.
+    """
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    chunk_id: Id
+    doc_id: Id | None = None
+    text: StrictStr
+    title: StrictStr = ""
+    section: StrictStr | None = None
+    page_span: tuple[Page, Page] | None = None
+    char_span: tuple[Count, Count] | None = None
+    seq: Count | None = None
+    metadata: Metadata = Field(default_factory=dict)
+
+    @field_validator("page_span", "char_span")
+    @classmethod
+    def _page_span(cls, v: tuple[int, int] | None) -> tuple[int, int] | None:
+        if v is not None and v[0] > v[1]:
+            raise ValueError(f"span [{v[0]}, {v[1]}] ends before it starts")
+        return v
 
 
 def read_chunks(path: str | Path) -> Index:
     """An evidence store from `chunks.jsonl` (`{chunk_id, doc_id?, text, page_span?}`).
 
     Chunk ids are arbitrary strings. `doc_id` defaults to the part of the id before `::`, or
-    the id itself. It has no embeddings, so it serves scoring of predictions, not retrieval.
+    the id itself; `seq` (the order within the document) to the order in the file.
+    It has no embeddings, so it serves scoring of predictions, not retrieval.
     """
     records = read_jsonl(path, ChunkRecord, key="chunk_id")
     if not records:
@@ -99,7 +122,8 @@ def read_chunks(path: str | Path) -> Index:
         seq[doc_id] = seq.get(doc_id, 0) + 1
         chunks.append(Chunk(chunk_id=rec.chunk_id, doc_id=doc_id, title=rec.title,
                             section=rec.section, text=rec.text, page_span=rec.page_span,
-                            seq=seq[doc_id]))
+                            char_span=rec.char_span,
+                            seq=seq[doc_id] if rec.seq is None else rec.seq))
     return store_of_chunks(chunks, str(path))
 
 

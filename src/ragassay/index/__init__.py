@@ -11,7 +11,7 @@ The chunk store itself, :class:`~ragassay.store.Index`, and :func:`read_chunks` 
 """
 
 from ..store import ChunkRecord, Index, read_chunks
-from .build import build_index, embed_chunks, measure_search
+from .build import build_index, embed_chunks, measure_search, skipped_note
 from .format import EMBEDDINGS, INDEX_JSON, load_index, write_index
 from .staleness import fingerprint, index_status
 
@@ -27,5 +27,6 @@ __all__ = [
     "read_chunks",
     "load_index",
     "measure_search",
+    "skipped_note",
     "write_index",
 ]

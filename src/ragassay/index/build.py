@@ -6,6 +6,7 @@ approximate search a run will use and records it (``index.json`` → ``search``)
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,8 @@ from ..vector import ApproximateSearch, ExactSearch, ann_recall
 from .format import check_out_dir, embedding_record, npy_bytes, write_index
 from .staleness import chunking_params, fingerprint
 
+log = logging.getLogger("ragassay")
+
 
 def build_index(
     source_dir: str | Path,
@@ -46,6 +49,10 @@ def build_index(
     failure the previous index stays as it was and the temporary folder is removed. An
     existing ``out_dir`` holding anything but the two index files is refused, so nothing
     is deleted silently; so is an ``out_dir`` inside ``source_dir`` (it would be indexed).
+
+    Files of unsupported types are left out and listed: ``index.json`` → ``build.skipped``,
+    the returned index's :attr:`~ragassay.store.Index.skipped`, and one info record on the
+    ``ragassay`` logger (:func:`skipped_note`).
     """
     check_chunking(chunk_size, overlap)
     if batch_size < 1:
@@ -82,7 +89,22 @@ def build_index(
     if len(chunks) >= vector.ANN_THRESHOLD:
         meta["search"] = measure_search(vectors)
     write_index(out, meta, documents, chunks, npy)
+    note = skipped_note(meta["build"]["skipped"])
+    if note is not None:
+        log.info("%s", note)
     return Index(path=out, meta=meta, documents=documents, chunks=chunks, embeddings=vectors)
+
+
+def skipped_note(skipped: Sequence[str], *, shown: int = 10) -> str | None:
+    """The line to print after a build that left files out (``None`` when none):
+    ``skipped 2 files of unsupported types: a.xlsx, b.csv`` (at most ``shown`` named)."""
+    if not skipped:
+        return None
+    names = ", ".join(skipped[:shown]) + (f" (+{len(skipped) - shown} more)"
+                                          if len(skipped) > shown else "")
+    files = "file" if len(skipped) == 1 else "files"
+    types = "an unsupported type" if len(skipped) == 1 else "unsupported types"
+    return f"skipped {len(skipped)} {files} of {types}: {names}"
 
 
 def measure_search(vectors: np.ndarray, *, k: int = 10, sample: int = 200,

@@ -4,7 +4,9 @@
 params, sha256}, build: {source_dir, chunking: {strategy, chunk_size, overlap},
 num_documents, num_chunks, fingerprint, skipped}, search?, documents: [...], chunks: [...]}``;
 ``embeddings.npy`` is float32 with row i = ``chunks[i]``; ``embedding.sha256`` is the
-sha256 of its bytes, so a sidecar from another build is caught on load.
+sha256 of its bytes, so a sidecar from another build is caught on load. Each chunk record
+carries ``text_sha256``, the sha256 of its UTF-8 text, so a text edited inside index.json
+(the vectors would no longer be of that text) is caught on load, naming the chunk.
 
 No timestamps: writing the same index gives byte-identical files. :func:`write_index`
 replaces the folder atomically; :func:`load_index` reads and verifies it.
@@ -29,6 +31,12 @@ from ..store import Index
 INDEX_JSON = "index.json"
 EMBEDDINGS = "embeddings.npy"
 _REBUILD = "rebuild with `ragassay index`"
+TEXT_SHA256 = "text_sha256"  # of each chunk record in index.json
+
+
+def text_sha256(text: str) -> str:
+    """The ``text_sha256`` of a chunk: sha256 of its text as UTF-8."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 # --- write ---------------------------------------------------------------------------
@@ -45,7 +53,8 @@ def write_index(out: Path, meta: dict[str, Any], documents: list[Document],
     (from :func:`npy_bytes`) into ``out``, replacing it atomically."""
     record = {**meta,
               "documents": [d.model_dump(mode="json") for d in documents],
-              "chunks": [c.model_dump(mode="json") for c in chunks]}
+              "chunks": [{**c.model_dump(mode="json"), TEXT_SHA256: text_sha256(c.text)}
+                         for c in chunks]}
     def fill(folder: FolderWriter) -> None:
         folder.text(INDEX_JSON, json.dumps(record, ensure_ascii=False, indent=1) + "\n")
         folder.bytes(EMBEDDINGS, npy)
@@ -84,7 +93,8 @@ def load_index(index_dir: str | Path) -> Index:
 
     Raises :class:`InputError` naming the file (and field) when: a file is missing;
     ``index.json`` is malformed, of another schema version, or has an invalid record
-    (``chunks.17.text``) or a duplicate id; ``embeddings.npy`` is unreadable, not float32,
+    (``chunks.17.text``), a duplicate id or a chunk text that does not match its
+    ``text_sha256``; ``embeddings.npy`` is unreadable, not float32,
     has a row count other than the number of chunks or a width other than
     ``embedding.dimension``, or is not the file this build wrote (sha256).
     """
@@ -105,6 +115,9 @@ def _read_index_json(path: Path) -> tuple[dict[str, Any], list[Document], list[C
     if not isinstance(data, dict):
         raise InputError(path, f"expected a JSON object; {_REBUILD}")
     version = data.get("schema_version")
+    if version == 1:
+        raise InputError(path, "written by an older ragassay (schema_version 1: no "
+                         f"{TEXT_SHA256} of the chunk texts); {_REBUILD}", field="schema_version")
     if version != SCHEMA_VERSION:
         raise InputError(path, f"schema_version {version!r} is not supported (expected "
                          f"{SCHEMA_VERSION}); {_REBUILD}", field="schema_version")
@@ -116,7 +129,13 @@ def _read_index_json(path: Path) -> tuple[dict[str, Any], list[Document], list[C
     _require(path, build, "chunking", dict, prefix="build.")
     _require(path, build, "fingerprint", str, prefix="build.")
     documents = _records(path, data, "documents", Document, "doc_id")
+    hashes = _text_hashes(path, data)
     chunks = _records(path, data, "chunks", Chunk, "chunk_id")
+    for i, (c, recorded) in enumerate(zip(chunks, hashes, strict=True)):
+        if text_sha256(c.text) != recorded:
+            raise InputError(path, f"the text of chunk {c.chunk_id!r} does not match its "
+                             f"{TEXT_SHA256} (edited after the build?): its vector is of "
+                             f"another text; {_REBUILD}", field=f"chunks.{i}.text")
     known = {d.doc_id for d in documents}
     for i, c in enumerate(chunks):
         if c.doc_id not in known:
@@ -124,6 +143,22 @@ def _read_index_json(path: Path) -> tuple[dict[str, Any], list[Document], list[C
                              f"{c.doc_id!r}; {_REBUILD}", field=f"chunks.{i}.doc_id")
     meta = {k: v for k, v in data.items() if k not in ("documents", "chunks")}
     return meta, documents, chunks
+
+
+def _text_hashes(path: Path, data: dict[str, Any]) -> list[str]:
+    """Take ``text_sha256`` out of every chunk record (it is no field of a chunk)."""
+    items = _require(path, data, "chunks", list)
+    out: list[str] = []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise InputError(path, f"expected an object, got {type(item).__name__}",
+                             field=f"chunks.{i}")
+        value = item.pop(TEXT_SHA256, None)
+        if not isinstance(value, str):
+            what = "missing" if value is None else f"expected str, got {type(value).__name__}"
+            raise InputError(path, f"{what}; {_REBUILD}", field=f"chunks.{i}.{TEXT_SHA256}")
+        out.append(value)
+    return out
 
 
 def _require(path: Path, record: dict[str, Any], key: str, kind: type,
