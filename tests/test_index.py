@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+import ragassay.atomic as atomic
 import ragassay.index.staleness as staleness_mod
-import ragassay.jsonio as jsonio
 from ragassay.embed import HashingEmbedder
 from ragassay.errors import InputError
 from ragassay.index import Index, build_index, fingerprint, index_status, load_index
@@ -185,14 +185,14 @@ def test_failed_write_keeps_the_old_index_and_removes_the_temp_folder(
     out = tmp_path / "index"
     build(source, out)
     before = files_of(out)
-    real = jsonio._write_new
+    real = atomic._write_new
 
     def fail_on_npy(path: Path, data: bytes) -> None:
         if path.name == "embeddings.npy":
             raise OSError(28, "No space left on device")
         real(path, data)
 
-    monkeypatch.setattr(jsonio, "_write_new", fail_on_npy)
+    monkeypatch.setattr(atomic, "_write_new", fail_on_npy)
     with pytest.raises(OSError, match="No space"):
         build(source, out, overlap=5)
     assert files_of(out) == before
@@ -212,8 +212,8 @@ def test_failed_swap_puts_the_old_index_back(source: Path, tmp_path: Path,
         real(src, dst)
 
     # the two-rename swap (where the atomic exchange is not available)
-    monkeypatch.setattr(jsonio, "_exchange", lambda a, b: False)
-    monkeypatch.setattr(jsonio.os, "rename", fail_moving_new_in)
+    monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)
+    monkeypatch.setattr(atomic.os, "rename", fail_moving_new_in)
     with pytest.raises(OSError, match="Permission denied"):
         build(source, out, overlap=5)
     monkeypatch.undo()

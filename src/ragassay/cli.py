@@ -260,7 +260,8 @@ def compare(runs: Annotated[list[Path], typer.Argument(help="Run folders, the ba
             json_out: Annotated[Path | None, typer.Option(
                 "--json", help="Also write the full comparison as JSON.")] = None) -> None:
     """Per-metric deltas between runs with paired randomization and t-test p-values."""
-    from .jsonio import json_text, write_text
+    from .atomic import write_text
+    from .jsonio import json_text
     from .report.compare import COMPARE_HEADER, compare_rows, compare_runs, summary_rows
 
     result = _guard(lambda: compare_runs(runs, metrics=metric or None, seed=seed))

@@ -45,8 +45,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from . import __version__
+from .atomic import write_text
 from .errors import InputError
-from .jsonio import write_text
 
 if TYPE_CHECKING:
     import httpx

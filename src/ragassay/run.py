@@ -1,7 +1,7 @@
 """`ragassay run` and the contract command: load → predict → score → write the run folder.
 
 A reused run id is refused before any work; the folder is assembled in a temporary sibling
-and renamed into place (:func:`ragassay.jsonio.write_folder`), so an interrupted run leaves
+and renamed into place (:func:`ragassay.atomic.write_folder`), so an interrupted run leaves
 no half-written folder.
 """
 

@@ -20,18 +20,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .atomic import FolderWriter, recover, write_folder
 from .checks import Checks, Totals
 from .errors import InputError
-from .jsonio import (
-    FolderWriter,
-    iter_jsonl,
-    json_text,
-    jsonl_text,
-    parse_record,
-    read_json,
-    recover,
-    write_folder,
-)
+from .jsonio import iter_jsonl, json_text, jsonl_text, parse_record, read_json
 from .schema import Answer, StrictBool
 
 RUN_SCHEMA_VERSION = 1

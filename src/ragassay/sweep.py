@@ -14,11 +14,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .atomic import FolderWriter, write_folder
 from .checks import totals
 from .config import EvalConfig, check_endpoints
 from .core import Predicted, cost_summary, load_inputs, predict, score
 from .errors import InputError
-from .jsonio import FolderWriter, json_text, write_folder
+from .jsonio import json_text
 from .report.safe import md_table
 
 SWEEP_HEADER = ["k", "thr", "recall@k", "found", "grounded", "right", "abstained",

@@ -6,8 +6,8 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from ..atomic import write_bytes
 from ..checks import CHECKS
-from ..jsonio import write_bytes
 from .verdict import GateResult, _count
 
 # Characters XML 1.0 cannot hold at all; a stray control character in a question must not

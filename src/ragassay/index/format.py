@@ -23,8 +23,9 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
+from ..atomic import FolderWriter, recover, write_folder
 from ..errors import InputError
-from ..jsonio import FolderWriter, parse_record, read_json, recover, write_folder
+from ..jsonio import parse_record, read_json
 from ..schema import SCHEMA_VERSION, Chunk, Document
 from ..store import Index
 

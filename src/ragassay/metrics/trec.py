@@ -17,8 +17,8 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
+from ..atomic import write_text
 from ..errors import InputError
-from ..jsonio import write_text
 from .ir import Qrels, Run, rank_documents
 from .measures import parse_measure
 

@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_text
 from ..checks import verdict_text
-from ..jsonio import write_text
 from ..runfolder import QuestionResult, RunResult, read_run
 from .charts import (
     CATEGORY_COLORS,

@@ -1,4 +1,4 @@
-"""Crash safety of :func:`ragassay.jsonio.write_folder`: a kill at any step of replacing a
+"""Crash safety of :func:`ragassay.atomic.write_folder`: a kill at any step of replacing a
 folder leaves, after :func:`recover`, the old folder or the new one, complete, and the next
 write leaves no hidden leftovers."""
 
@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-import ragassay.jsonio as jsonio
+import ragassay.atomic as atomic
+from ragassay.atomic import FolderWriter, recover, write_bytes, write_folder
 from ragassay.errors import InputError
-from ragassay.jsonio import FolderWriter, recover, write_bytes, write_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 OLD = {"metrics.json": b'{"old": 1}\n', "sub/rows.jsonl": b"old\n", "sub/deep/x.bin": b"\x00o"}
@@ -30,7 +30,7 @@ NEW = {"metrics.json": b'{"new": 2}\n', "sub/rows.jsonl": b"new\nrow\n", "extra.
        "sub/deep/x.bin": b"\x01n"}
 THIRD = {"only.txt": b"third"}
 VARIANTS = ["exchange", "two-rename"]
-linux_only = pytest.mark.skipif(jsonio._renameat2() is None, reason="no renameat2 here")
+linux_only = pytest.mark.skipif(atomic._renameat2() is None, reason="no renameat2 here")
 
 
 def filler(files: dict[str, bytes]) -> Callable[[FolderWriter], None]:
@@ -52,8 +52,8 @@ def hidden(parent: Path) -> list[str]:
 
 def use_variant(monkeypatch: pytest.MonkeyPatch, variant: str) -> None:
     if variant == "two-rename":
-        monkeypatch.setattr(jsonio, "_exchange", lambda a, b: False)
-    elif jsonio._renameat2() is None:
+        monkeypatch.setattr(atomic, "_exchange", lambda a, b: False)
+    elif atomic._renameat2() is None:
         pytest.skip("no renameat2 here")
 
 
@@ -99,8 +99,8 @@ class Faults:
     def install(self, mp: pytest.MonkeyPatch) -> None:
         real_rename, real_unlink, real_rmdir = os.rename, os.unlink, os.rmdir
         real_mkdir, real_rmtree = os.mkdir, shutil.rmtree
-        real_write_new, real_journal = jsonio._write_new, jsonio._write_journal
-        real_exchange = jsonio._exchange
+        real_write_new, real_journal = atomic._write_new, atomic._write_journal
+        real_exchange = atomic._exchange
 
         def wrap(op: str, real: Callable[..., Any]) -> Callable[..., Any]:
             def call(*args: Any, **kwargs: Any) -> Any:
@@ -137,9 +137,9 @@ class Faults:
         mp.setattr(os, "rmdir", wrap("rmdir", real_rmdir))
         mp.setattr(os, "mkdir", wrap("mkdir", real_mkdir))
         mp.setattr(shutil, "rmtree", rmtree)
-        mp.setattr(jsonio, "_write_new", write_new)
-        mp.setattr(jsonio, "_write_journal", journal)
-        mp.setattr(jsonio, "_exchange", wrap("exchange", real_exchange))
+        mp.setattr(atomic, "_write_new", write_new)
+        mp.setattr(atomic, "_write_journal", journal)
+        mp.setattr(atomic, "_exchange", wrap("exchange", real_exchange))
 
 
 def replace_with_faults(dest: Path, faults: Faults, variant: str,
@@ -184,7 +184,7 @@ def test_a_fault_at_every_step_leaves_the_old_or_the_new_folder(
             elif variant == "exchange":  # dest is never missing, even before recover()
                 assert files_of(dest) in (OLD, NEW)
             with monkeypatch.context() as m:
-                m.setattr(jsonio, "_pid_alive", lambda pid: False)  # as after the kill
+                m.setattr(atomic, "_pid_alive", lambda pid: False)  # as after the kill
                 recover(dest)
             assert files_of(dest) in (OLD, NEW)
             assert hidden(parent) == []
@@ -206,7 +206,7 @@ def test_the_two_rename_swap_is_rolled_forward_once_the_new_folder_is_complete(
     assert not dest.exists()
     kinds = sorted(name.split(".")[2].split("-")[0] for name in hidden(tmp_path))
     assert kinds == ["old", "swap", "tmp"]
-    monkeypatch.setattr(jsonio, "_pid_alive", lambda pid: False)
+    monkeypatch.setattr(atomic, "_pid_alive", lambda pid: False)
     messages = recover(dest)
     assert files_of(dest) == NEW
     assert "finished replacing the folder" in messages[0]
@@ -217,7 +217,7 @@ def test_the_two_rename_swap_is_rolled_forward_once_the_new_folder_is_complete(
 
 CHILD = r"""
 import os, shutil, signal, sys
-import ragassay.jsonio as jsonio
+import ragassay.atomic as atomic
 
 dest, step, variant = sys.argv[1:4]
 NEW = {new!r}
@@ -226,8 +226,8 @@ def die():
     os.kill(os.getpid(), signal.SIGKILL)
 
 if variant == "two-rename":
-    jsonio._exchange = lambda a, b: False
-jsonio._step = lambda name: die() if name == step else None
+    atomic._exchange = lambda a, b: False
+atomic._step = lambda name: die() if name == step else None
 if step == "deleting":  # killed halfway through deleting the old folder
     real = shutil.rmtree
     def rmtree(path, ignore_errors=False):
@@ -244,7 +244,7 @@ def fill(out):
             die()
         out.bytes(name, data)
 
-jsonio.write_folder(dest, fill, force=True)
+atomic.write_folder(dest, fill, force=True)
 """
 
 # the step the child is killed at -> the folder found afterwards
@@ -259,7 +259,7 @@ KILLS = {
                          [(v, s) for v, steps in KILLS.items() for s in steps])
 def test_a_process_killed_at_each_step(variant: str, step: str, tmp_path: Path,
                                        caplog: pytest.LogCaptureFixture) -> None:
-    if variant == "exchange" and jsonio._renameat2() is None:
+    if variant == "exchange" and atomic._renameat2() is None:
         pytest.skip("no renameat2 here")
     dest = tmp_path / "run"
     write_folder(dest, filler(OLD))
@@ -272,7 +272,7 @@ def test_a_process_killed_at_each_step(variant: str, step: str, tmp_path: Path,
             assert files_of(dest) in (OLD, NEW)  # never missing, even before recover()
     else:
         assert proc.returncode == 0, proc.stderr
-    with caplog.at_level(logging.WARNING, logger="ragassay.jsonio"):
+    with caplog.at_level(logging.WARNING, logger="ragassay.atomic"):
         messages = recover(dest)
     assert files_of(dest) == KILLS[variant][step]
     assert hidden(tmp_path) == []
@@ -311,7 +311,7 @@ def test_leftovers_are_removed_and_reported_by_the_next_write(
     (tmp_path / f".run.tmp-{pid}-00000000" / "big.bin").write_bytes(b"x" * 1000)
     (tmp_path / f".run.swap-{pid}-11111111.json").write_text('{"new": ')  # cut short
     (tmp_path / f".run.old-{pid}-22222222").mkdir()
-    with caplog.at_level(logging.WARNING, logger="ragassay.jsonio"):
+    with caplog.at_level(logging.WARNING, logger="ragassay.atomic"):
         write_folder(dest, filler(NEW), force=True)
     assert files_of(dest) == NEW
     assert hidden(tmp_path) == []
@@ -333,7 +333,7 @@ def test_a_write_in_progress_and_other_names_are_left_alone(
     assert recover(dest) == []
     write_folder(dest, filler(NEW))
     assert mine.is_dir() and all(p.is_dir() for p in other)
-    monkeypatch.setattr(jsonio, "STALE_SECONDS", -1)  # too old to be a write in progress
+    monkeypatch.setattr(atomic, "STALE_SECONDS", -1)  # too old to be a write in progress
     assert len(recover(dest)) == 1
     assert not mine.exists() and all(p.is_dir() for p in other)
 
@@ -365,10 +365,10 @@ def test_renameat2_exchanges_two_folders(tmp_path: Path) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
     write_folder(a, filler(OLD))
     write_folder(b, filler(NEW))
-    assert jsonio._exchange(a, b) is True
+    assert atomic._exchange(a, b) is True
     assert files_of(a) == NEW and files_of(b) == OLD
     with pytest.raises(FileNotFoundError):
-        jsonio._exchange(a, tmp_path / "missing")
+        atomic._exchange(a, tmp_path / "missing")
 
 
 @pytest.mark.parametrize("err", [errno.ENOSYS, errno.EINVAL])
@@ -378,7 +378,7 @@ def test_a_filesystem_without_exchange_gets_the_two_rename_swap(
         ctypes.set_errno(err)
         return -1
 
-    monkeypatch.setattr(jsonio, "_renameat2", lambda: unsupported)
+    monkeypatch.setattr(atomic, "_renameat2", lambda: unsupported)
     dest = tmp_path / "run"
     write_folder(dest, filler(OLD))
     write_folder(dest, filler(NEW), force=True)
@@ -392,7 +392,7 @@ def test_another_exchange_error_keeps_the_old_folder(
         ctypes.set_errno(errno.EIO)
         return -1
 
-    monkeypatch.setattr(jsonio, "_renameat2", lambda: broken)
+    monkeypatch.setattr(atomic, "_renameat2", lambda: broken)
     dest = tmp_path / "run"
     write_folder(dest, filler(OLD))
     with pytest.raises(OSError, match="Input/output error"):
@@ -461,7 +461,7 @@ def test_long_names_get_short_temporary_names(name: str, variant: str, tmp_path:
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(os.fsencode(name)) <= 255
     for kind in ("tmp", "old", "swap"):
-        assert len(os.fsencode(jsonio._sibling(tmp_path / name, kind).name)) <= 255
+        assert len(os.fsencode(atomic._sibling(tmp_path / name, kind).name)) <= 255
     use_variant(monkeypatch, variant)
     dest = tmp_path / name
     write_folder(dest, filler(OLD))
@@ -473,7 +473,7 @@ def test_long_names_get_short_temporary_names(name: str, variant: str, tmp_path:
     # (between the two renames, or before the old folder is deleted)
     fault = Faults("rename", 2) if variant == "two-rename" else Faults("rmtree", 1)
     assert isinstance(replace_with_faults(dest, fault, variant, monkeypatch), Crash)
-    monkeypatch.setattr(jsonio, "_pid_alive", lambda pid: False)
+    monkeypatch.setattr(atomic, "_pid_alive", lambda pid: False)
     assert recover(dest)
     assert files_of(dest) == NEW
     assert hidden(tmp_path) == []
@@ -481,5 +481,5 @@ def test_long_names_get_short_temporary_names(name: str, variant: str, tmp_path:
 
 def test_similar_long_names_do_not_share_temporary_names(tmp_path: Path) -> None:
     a, b = "x" * 250 + "a", "x" * 250 + "b"
-    assert jsonio._stem(a) != jsonio._stem(b)
-    assert jsonio._stem("short") == "short"
+    assert atomic._stem(a) != atomic._stem(b)
+    assert atomic._stem("short") == "short"
