@@ -47,7 +47,7 @@ def _as_float(value: Any, where: str) -> float:
     return x
 
 
-def _measured(values: Sequence[Value] | Mapping[Hashable, Value]) -> tuple[np.ndarray, int]:
+def _measured(values: Sequence[Value] | Mapping[Any, Value]) -> tuple[np.ndarray, int]:
     """The non-None values as a float array, and the count of None: a sequence in its
     order, a mapping in sorted key order (keys compared as strings)."""
     if isinstance(values, Mapping):
@@ -115,7 +115,7 @@ def bootstrap_mean_ci(
 
 
 def aggregate(
-    values: Sequence[Value] | Mapping[Hashable, Value],
+    values: Sequence[Value] | Mapping[Any, Value],
     *,
     seed: int = 0,
     n_resamples: int = 2000,
