@@ -303,3 +303,29 @@ def test_ranking_from_scores_rules() -> None:
                                                     positive_only=True).hits] == [0, 2]
     assert [h.position for h in ranking_from_scores(index, scores, 4,
                                                     min_score=0.0).hits] == [0, 2, 1]
+
+
+def test_bm25_and_hybrid_scores_do_not_depend_on_batch_or_threads() -> None:
+    """A query's lexical and fused scores are computed from that query alone (no BLAS)."""
+    pytest.importorskip("bm25s")
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    rng = np.random.default_rng(3)
+    words = ["apple", "banana", "cherry", "durian", "elder", "fig", "grape", "hazel"]
+    index = make_index([" ".join(rng.choice(words, 6)) for _ in range(200)])
+    queries = [" ".join(rng.choice(words, 3)) for _ in range(40)]
+    bm25 = BM25Retriever(index, tokenizer="en")
+    hybrid = HybridRetriever([bm25, BM25Retriever(index, tokenizer="en", k1=0.9, b=0.4)],
+                             depth=20)
+
+    def digest(retriever: BM25Retriever | HybridRetriever, order: list[int]) -> list[bytes]:
+        found = retriever.search([queries[i] for i in order], 10)
+        back = dict(zip(order, found, strict=True))
+        return [back[i].scores.tobytes() + str(back[i].hits).encode() for i in range(len(queries))]
+
+    for retriever in (bm25, hybrid):
+        want = digest(retriever, list(range(len(queries))))
+        with threadpoolctl.threadpool_limits(limits=1):
+            assert digest(retriever, list(range(len(queries)))) == want
+        assert digest(retriever, [int(i) for i in rng.permutation(len(queries))]) == want
+        alone = [retriever.search([q], 10)[0] for q in queries]
+        assert [a.scores.tobytes() + str(a.hits).encode() for a in alone] == want

@@ -52,6 +52,23 @@ def test_bootstrap_of_a_constant_is_that_constant() -> None:
     assert out["mean"] == pytest.approx(0.1)
 
 
+def test_aggregate_by_question_id_does_not_depend_on_order() -> None:
+    rng = np.random.default_rng(7)
+    ids = [f"q{i:03d}" for i in range(60)]
+    values: dict[str, float | None] = {
+        q: (None if i % 7 == 0 else float(rng.integers(0, 2))) for i, q in enumerate(ids)}
+    want = aggregate(values, seed=3)
+    for _ in range(5):
+        shuffled = [ids[i] for i in rng.permutation(len(ids))]
+        assert aggregate({q: values[q] for q in shuffled}, seed=3) == want
+    # The same as the values listed in id order; a sequence keeps its own order.
+    assert want == aggregate([values[q] for q in sorted(ids)], seed=3)
+    listed = [values[q] for q in shuffled]
+    assert aggregate(listed, seed=3)["mean"] == want["mean"]
+    with pytest.raises(ValueError, match="question 'q001'"):
+        aggregate({"q000": 1.0, "q001": float("nan")})
+
+
 def test_aggregate_booleans_count_as_zero_one() -> None:
     assert aggregate([True, False, True, True])["mean"] == 3 / 4
 
@@ -257,7 +274,14 @@ def test_compare_paired_does_not_depend_on_dict_order() -> None:
     a = {f"q{i}": float(rng.random()) for i in range(30)}
     b = {f"q{i}": float(rng.random()) for i in range(30)}
     reversed_a = dict(reversed(list(a.items())))
-    assert compare_paired(a, b, seed=4) == compare_paired(reversed_a, b, seed=4)
+    want = compare_paired(a, b, seed=4)
+    assert want == compare_paired(reversed_a, b, seed=4)
+    for _ in range(3):  # each run's questions in its own order, some missing
+        ka, kb = rng.permutation(list(a)), rng.permutation(list(b))
+        assert compare_paired({q: a[q] for q in ka}, {q: b[q] for q in kb}, seed=4) == want
+    a["q3"] = None
+    want = compare_paired(a, b, seed=4)
+    assert compare_paired(dict(reversed(list(a.items()))), b, seed=4) == want
 
 
 def test_compare_paired_without_pairs_or_with_one() -> None:

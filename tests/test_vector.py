@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -35,12 +36,17 @@ def unit_rows(rng: np.random.Generator, n: int, d: int, clusters: int = 0) -> np
     return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
 
 
-def brute_force(emb: np.ndarray, q: np.ndarray, k: int) -> list[list[int]]:
+def exact_scores(emb: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The exact inner products of the snapped vectors (``math.fsum``: no rounding but the
+    last), as float32: what ``ExactSearch`` must give, written plainly."""
+    bits = vector.quantization_bits(emb.shape[1])
+    se, sq = vector.snap(emb, bits).astype(float), vector.snap(q, bits).astype(float)
+    return np.array([[math.fsum(a * b) for b in se] for a in sq], dtype=np.float32)
+
+
+def brute_force(scores: np.ndarray, k: int) -> list[list[int]]:
     """Sort every row by (score descending, position ascending), written plainly."""
-    out = []
-    for s in q @ emb.T:
-        out.append(sorted(range(len(s)), key=lambda p: (-float(s[p]), p))[:k])
-    return out
+    return [sorted(range(len(s)), key=lambda p: (-float(s[p]), p))[:k] for s in scores]
 
 
 # --- exact ---------------------------------------------------------------------------
@@ -74,9 +80,34 @@ def test_exact_search_is_brute_force() -> None:
     rng = np.random.default_rng(1)
     emb, q = unit_rows(rng, 500, 16), unit_rows(rng, 20, 16)
     found = ExactSearch(emb).search(q, 7)
-    assert found.positions.tolist() == brute_force(emb, q, 7)
-    np.testing.assert_array_equal(found.scores,
-                                  np.take_along_axis(q @ emb.T, found.positions, axis=1))
+    want = exact_scores(emb, q)
+    assert found.positions.tolist() == brute_force(want, 7)
+    assert found.scores.tobytes() == np.take_along_axis(want, found.positions, 1).tobytes()
+    # Snapping moves a score by about one float32 rounding of it.
+    np.testing.assert_allclose(found.scores, np.take_along_axis(
+        q.astype(float) @ emb.T.astype(float), found.positions, axis=1), rtol=0, atol=1e-6)
+    assert found.positions.tolist() == brute_force(q @ emb.T, 7)  # no near ties here
+
+
+def test_snap_is_exact_and_bounded() -> None:
+    assert [vector.quantization_bits(d) for d in (1, 32, 384, 768, 1024, 1536, 3072)] == \
+        [24, 24, 22, 21, 21, 21, 20]
+    rng = np.random.default_rng(6)
+    x = np.concatenate([unit_rows(rng, 50, 1024), np.zeros((1, 1024), np.float32),
+                        1e-30 * unit_rows(rng, 1, 1024), 1e20 * unit_rows(rng, 1, 1024)])
+    s = vector.snap(x, 21)
+    assert s.dtype == np.float32
+    peak = np.abs(x).max(axis=1, keepdims=True).astype(float)
+    _, e = np.frexp(peak)
+    step = np.ldexp(1.0, e - 21)
+    ints = s / step
+    assert np.array_equal(ints, np.rint(ints)) and np.abs(ints).max() <= 2 ** 21
+    assert (np.abs(s - x.astype(float)) <= step / 2).all()
+    assert not s[50].any()
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        vector.snap(np.array([[0.0, np.nan]]), 21)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        ExactSearch(np.array([[np.inf, 0.0]], np.float32))
 
 
 def test_exact_search_ties_and_edges() -> None:
@@ -98,10 +129,12 @@ def test_exact_search_batches_do_not_change_results() -> None:
     whole = ExactSearch(emb).search(q, 5)
     small = ExactSearch(emb)
     small.batch_size = 4  # 7 batches instead of one
+    small._block = 7  # and rows in blocks of 7
     part = small.search(q, 5)
     assert whole.positions.tobytes() == part.positions.tobytes()
-    # BLAS may round a dot product differently in another matrix shape (last bit only).
-    np.testing.assert_allclose(whole.scores, part.scores, rtol=0, atol=1e-6)
+    assert whole.scores.tobytes() == part.scores.tobytes()  # exact sums: bit for bit
+    alone = np.concatenate([ExactSearch(emb).scores(q[i : i + 1]) for i in range(len(q))])
+    assert alone.tobytes() == ExactSearch(emb).scores(q).tobytes()
 
 
 def test_neighbours_row_drops_padding() -> None:
@@ -208,10 +241,12 @@ QUERIES = ["하자보수 기간", "Gewährleistung", "availability", "제출 부
 
 
 def test_exact_vector_retriever_is_the_plain_inner_product(hashing_index: Index) -> None:
-    """The naive baseline's dense search: every chunk scored by one matmul, top k by
-    (score descending, row ascending), bit for bit."""
+    """The naive baseline's dense search: every chunk scored by the exact inner product of
+    the snapped vectors, top k by (score descending, row ascending), bit for bit."""
     emb = get_embedder("hashing")
-    scores = emb.embed_queries(QUERIES).astype(np.float32) @ hashing_index.embeddings.T
+    q = emb.embed_queries(QUERIES).astype(np.float32)
+    scores = exact_scores(hashing_index.embeddings, q)
+    np.testing.assert_allclose(scores, q @ hashing_index.embeddings.T, rtol=0, atol=1e-6)
     exact = VectorRetriever(hashing_index, emb).search(QUERIES, 4)
     for row, ranking in zip(scores, exact, strict=True):
         assert [h.position for h in ranking.hits] == top_k(row, 4).tolist()

@@ -272,7 +272,9 @@ def usage_of(q: Question, pred: Prediction, context: list[str], store: Index) ->
 
 def _aggregate(cfg: EvalConfig, results: Sequence[QuestionResult], name: str,
                values: list[Any]) -> Aggregate:
-    agg = aggregate(values, seed=cfg.seed, n_resamples=cfg.metrics.bootstrap_resamples)
+    # Keyed by question id: resampled in id order, whatever the questions file's order.
+    by_id = {r.question_id: v for r, v in zip(results, values, strict=True)}
+    agg = aggregate(by_id, seed=cfg.seed, n_resamples=cfg.metrics.bootstrap_resamples)
     reasons: dict[str, int] = {}
     for r, v in zip(results, values, strict=True):
         if v is None:

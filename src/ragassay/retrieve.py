@@ -126,7 +126,9 @@ class VectorRetriever:
     """Dense retrieval through a :mod:`ragassay.vector` search (exact or HNSW).
 
     The default, exact search scores every chunk (queries in batches of ``batch_size``), so
-    ``Ranking.scores`` holds every row's score. With an approximate search, rows the search
+    ``Ranking.scores`` holds every row's score; each score depends only on its query and
+    chunk, never on the batch, the query order or the BLAS threads
+    (:class:`~ragassay.vector.ExactSearch`). With an approximate search, rows the search
     did not return score ``-inf`` in ``Ranking.scores``, so ``rank_of`` is meaningful for
     hits only.
     The embedder must be the index's (:func:`check_query_embedder`).

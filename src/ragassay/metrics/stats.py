@@ -6,8 +6,11 @@ Conventions:
   unanswerable question). It is never averaged as 0: it is counted in ``missing``.
   ``NaN`` and infinities are refused, so nothing is dropped silently.
 - Everything random is drawn from ``numpy.random.default_rng(seed)``: the same values and
-  seed give the same numbers on every run. Paired inputs keyed by question id are put in
-  sorted id order first, so the result does not depend on dict or batch order.
+  seed give the same numbers on every run. The bootstrap and randomization draw positions
+  into the values, so the values' order matters: inputs keyed by question id
+  (:func:`aggregate` given a mapping, :func:`compare_paired`) are put in sorted id order
+  first (ids compared as strings), so the result does not depend on the order of the
+  questions file, dict or batch. Functions taking plain sequences use the order given.
 - In paired functions ``a`` is the baseline and ``b`` the candidate: differences are
   ``b - a``, and a "win" is a question where ``b`` scores higher.
 - Nothing is rounded here; the caller formats.
@@ -44,10 +47,15 @@ def _as_float(value: Any, where: str) -> float:
     return x
 
 
-def _measured(values: Sequence[Value]) -> tuple[np.ndarray, int]:
-    """The non-None values as a float array, and the count of None."""
-    kept = [_as_float(v, f"value {i}") for i, v in enumerate(values) if v is not None]
-    return np.asarray(kept, dtype=np.float64), len(values) - len(kept)
+def _measured(values: Sequence[Value] | Mapping[Any, Value]) -> tuple[np.ndarray, int]:
+    """The non-None values as a float array, and the count of None: a sequence in its
+    order, a mapping in sorted key order (keys compared as strings)."""
+    if isinstance(values, Mapping):
+        labelled = [(f"question {key!r}", values[key]) for key in sorted(values, key=str)]
+    else:
+        labelled = [(f"value {i}", v) for i, v in enumerate(values)]
+    kept = [_as_float(v, where) for where, v in labelled if v is not None]
+    return np.asarray(kept, dtype=np.float64), len(labelled) - len(kept)
 
 
 def _paired(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
@@ -107,7 +115,7 @@ def bootstrap_mean_ci(
 
 
 def aggregate(
-    values: Sequence[Value],
+    values: Sequence[Value] | Mapping[Any, Value],
     *,
     seed: int = 0,
     n_resamples: int = 2000,
@@ -119,6 +127,11 @@ def aggregate(
     non-None values and ``missing`` the None values. With n = 0 the mean and CI are None;
     with n = 1 (or all values equal) the CI is (value, value). Booleans count as 0 / 1.
     Raises ValueError for NaN, infinities or non-numbers.
+
+    ``values`` is either a mapping question id → value, resampled in sorted id order (ids
+    compared as strings), so the CI is the same whatever the order of the questions file;
+    or a plain sequence, resampled in its own order (the bootstrap draws positions, so
+    reordering a sequence can move the CI, though never the mean).
     """
     _check_resampling(n_resamples, confidence)
     x, missing = _measured(values)
