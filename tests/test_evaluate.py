@@ -302,3 +302,41 @@ def test_a_run_folder_lost_between_two_renames_is_put_back_when_read(tmp_path: P
     assert res.exit_code == 0, res.output
     assert read_run(folder) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]
+
+
+def shop_copy(tmp_path: Path) -> Path:
+    folder = tmp_path / "shop"
+    folder.mkdir()
+    for f in SHOP.iterdir():
+        if f.is_file():
+            (folder / f.name).write_bytes(f.read_bytes())
+    return folder
+
+
+def test_lenient_turns_unknown_keys_into_notes(tmp_path: Path) -> None:
+    shop = shop_copy(tmp_path)
+    lines = (shop / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+    lines[0] = lines[0].replace('"question_id"', '"must_contian": "x", "question_id"')
+    (shop / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    args = ["run", "-c", str(shop / "config.yaml"), "--output-root", str(tmp_path), "-q"]
+    strict = runner.invoke(app, [*args, "--run-id", "strict"])
+    assert strict.exit_code == 2 and "did you mean must_contain" in strict.output
+    lenient = runner.invoke(app, [*args, "--run-id", "lenient", "--lenient"])
+    assert lenient.exit_code == 0, lenient.output
+    assert "must_contian" in lenient.output
+    assert any("must_contian" in n for n in read_run(tmp_path / "lenient").metrics.notes)
+
+
+def test_gold_that_changes_a_denominator_is_said_on_the_terminal(tmp_path: Path) -> None:
+    shop = shop_copy(tmp_path)
+    gold = (shop / "gold.jsonl").read_text(encoding="utf-8").splitlines()
+    first = json.loads(gold[0])
+    first["gold_evidence"] = []
+    gold[0] = json.dumps(first, ensure_ascii=False)
+    (shop / "gold.jsonl").write_text("\n".join(gold) + "\n", encoding="utf-8")
+    res = runner.invoke(app, ["run", "-c", str(shop / "config.yaml"), "--output-root",
+                              str(tmp_path), "--run-id", "g", "-q"])
+    assert res.exit_code == 0, res.output
+    qid = first["question_id"]
+    assert f"note: {qid}:" in res.output
+    assert f"note: {qid}:" in (tmp_path / "g" / "summary.md").read_text(encoding="utf-8")

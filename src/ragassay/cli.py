@@ -73,7 +73,7 @@ def index(
     """Build `index.json` + `embeddings.npy` from a folder of documents."""
     from .embed import known_embedders
     from .errors import unknown_name
-    from .index import build_index, index_status
+    from .index import build_index, index_status, skipped_note
     from .ingest.chunking import check_chunking
 
     def go() -> None:
@@ -92,6 +92,9 @@ def index(
             err.print(f"rebuilding index {out_dir}: {reason}")
         idx = build_index(source, out_dir, chunk_size=chunk_size, overlap=overlap,
                           embedder=embedder, progress=not quiet)
+        note = skipped_note(idx.skipped)
+        if note:
+            err.print(f"[yellow]warning:[/] {escape(note)}")
         b = idx.meta["build"]
         err.print(f"indexed {b['num_documents']} documents into {b['num_chunks']} chunks "
                   f"→ {out_dir}")
@@ -100,7 +103,7 @@ def index(
 
 
 def _load(config: Path, predictions: Path | None = None, chunks: Path | None = None,
-          k: int | None = None) -> Any:
+          k: int | None = None, lenient: bool = False) -> Any:
     """The config with the command-line values applied, then checked."""
     from .config import load_config
 
@@ -113,6 +116,8 @@ def _load(config: Path, predictions: Path | None = None, chunks: Path | None = N
         if k < 1:
             raise InputError("--k", f"k must be at least 1 (got {k})")
         overrides["pipeline.top_k"] = k
+    if lenient:
+        overrides["lenient"] = True
     return load_config(config, overrides)
 
 
@@ -126,12 +131,14 @@ PredOpt = Annotated[Path | None, typer.Option(
 ChunksOpt = Annotated[Path | None, typer.Option(
     "--chunks", help="Evidence as a plain chunks.jsonl instead of an index.")]
 KOpt = Annotated[int | None, typer.Option("--k", help="Override pipeline.top_k.")]
+LenientOpt = Annotated[bool, typer.Option(
+    "--lenient", help="Unknown keys in question, gold and prediction rows are warnings.")]
 
 
 @app.command()
 def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
         output_root: RootOpt = None, quiet: QuietOpt = False, predictions: PredOpt = None,
-        chunks: ChunksOpt = None, k: KOpt = None,
+        chunks: ChunksOpt = None, k: KOpt = None, lenient: LenientOpt = False,
         apply_gate: Annotated[bool, typer.Option(
             "--gate", help="Then apply the config's gate: exit 1 when it fails.")] = False,
         ) -> None:
@@ -140,7 +147,7 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
     from .run import run_evaluation
 
     result = _guard(lambda: run_evaluation(
-        _load(config, predictions, chunks, k), run_id=run_id, force=force,
+        _load(config, predictions, chunks, k, lenient), run_id=run_id, force=force,
         output_root=output_root, progress=not quiet))
     if not quiet:
         print_summary(result, out)
@@ -228,7 +235,7 @@ def sweep(config: ConfigOpt,
               "--threshold", help="Score thresholds to try besides none, e.g. 0.2,0.3.")] = None,
           sweep_id: Annotated[str, typer.Option(help="Output folder name.")] = "sweep",
           force: ForceOpt = False, output_root: RootOpt = None, predictions: PredOpt = None,
-          chunks: ChunksOpt = None) -> None:
+          chunks: ChunksOpt = None, lenient: LenientOpt = False) -> None:
     """Evaluate k = 1..N (and thresholds) in one call: table, sweep.json/md and a PNG plot."""
     from .runfolder import check_run_id
     from .sweep import SWEEP_HEADER, parse_k_range, parse_thresholds, run_sweep, sweep_table
@@ -236,7 +243,7 @@ def sweep(config: ConfigOpt,
 
     def go() -> tuple[list[dict[str, Any]], Path, list[str]]:
         ks, thresholds = parse_k_range(k), parse_thresholds(threshold)
-        cfg = _load(config, predictions, chunks)
+        cfg = _load(config, predictions, chunks, lenient=lenient)
         check_run_id(sweep_id, "--sweep-id")
         dest = Path(output_root or cfg.output_root) / sweep_id
         if dest.exists() and not force:

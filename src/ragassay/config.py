@@ -131,6 +131,8 @@ class EvalConfig(_Strict):
     answerer: AnswererConfig = Field(default_factory=AnswererConfig)
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
     diagnose: DiagnoseConfig = Field(default_factory=DiagnoseConfig)
+    # Unknown keys in question, gold and prediction rows: warnings instead of errors.
+    lenient: bool = False
     # Phrases that mark an answer as an honest decline, besides the built-in ko/de/en ones.
     decline_phrases: list[str] = Field(default_factory=list)
     # Optional claim-level judge through an OpenAI-compatible endpoint.

@@ -24,7 +24,14 @@ from .answer.prompt import TOKENIZER, build_prompt, count_tokens
 from .checks import question_checks, totals
 from .config import EvalConfig
 from .diagnose import LABELS, UNOBSERVABLE, Case, count_labels, diagnose
-from .gold import QuestionGold, anchor_gold, check_gold, load_gold, read_questions
+from .gold import (
+    QuestionGold,
+    anchor_gold,
+    check_gold,
+    gold_warnings,
+    load_gold,
+    read_questions,
+)
 from .metrics.answer import DEFAULT_DECLINE_PHRASES, AnswerScores, score_answer
 from .metrics.retrieval import retrieval_scores
 from .metrics.stats import aggregate
@@ -71,6 +78,7 @@ class Inputs:
     stale: str | None = None
     files: list[Path] = field(default_factory=list)  # input files, hashed for provenance
     load_s: float = 0.0
+    warnings: list[str] = field(default_factory=list)  # for the user: lenient reads, gold
 
     @cached_property
     def chunk_texts(self) -> dict[str, str]:
@@ -92,8 +100,9 @@ def load_inputs(cfg: EvalConfig) -> Inputs:
     from .index import index_status, load_index
 
     assert cfg.questions_path is not None and cfg.gold_evidence_path is not None  # checked
-    questions = read_questions(cfg.questions_path)
-    gold = load_gold(cfg.gold_evidence_path, questions)
+    warnings: list[str] = []
+    questions = read_questions(cfg.questions_path, lenient=cfg.lenient, warnings=warnings)
+    gold = load_gold(cfg.gold_evidence_path, questions, lenient=cfg.lenient, warnings=warnings)
     t0 = time.perf_counter()
     files = [Path(cfg.questions_path), Path(cfg.gold_evidence_path)]
     if cfg.index_dir is not None:
@@ -109,7 +118,9 @@ def load_inputs(cfg: EvalConfig) -> Inputs:
         stale = index_status(cfg.index_dir, cfg.source_dir, chunk_size=cfg.index.chunk_size,
                              overlap=cfg.index.overlap, embedder=cfg.index.embedder,
                              embedder_params=cfg.index.embedder_params, index=store)
-    return Inputs(questions, anchor_gold(questions, gold, store), store, stale, files, load_s)
+    anchored = anchor_gold(questions, gold, store)
+    warnings += gold_warnings(questions, anchored)
+    return Inputs(questions, anchored, store, stale, files, load_s, warnings)
 
 
 def cap_k(cfg: EvalConfig, inputs: Inputs, k: int) -> tuple[int, str | None]:
@@ -126,7 +137,8 @@ def predict(cfg: EvalConfig, inputs: Inputs, *, k: int, threshold: float | None 
             progress: bool = False) -> Predicted:
     """The configured system's predictions: read from its file, or produced by the pipeline."""
     if cfg.predictions_path is not None:
-        return Predicted(load_predictions(cfg.predictions_path, inputs.questions, inputs.store))
+        return Predicted(load_predictions(cfg.predictions_path, inputs.questions, inputs.store,
+                                          lenient=cfg.lenient, warnings=inputs.warnings))
     from .pipeline import Pipeline
 
     pipeline = pipeline or Pipeline(inputs.store, cfg)
@@ -405,10 +417,12 @@ def evaluate(questions: Sequence[Question], gold: Iterable[GoldRecord],
                                                                           "(in memory)")
     questions = list(questions)
     gold_records = check_gold(gold, questions)
-    inputs = Inputs(questions, anchor_gold(questions, gold_records, store), store)
+    anchored = anchor_gold(questions, gold_records, store)
+    inputs = Inputs(questions, anchored, store, warnings=gold_warnings(questions, anchored))
     predicted = Predicted(check_predictions(predictions, questions, store))
     k = cfg.pipeline.top_k
     results = score(cfg, inputs, predicted, k=k)
     judge(cfg, inputs, results)
-    metrics = summarize(cfg, inputs, results, run_id=run_id, mode="predictions", k=k)
+    metrics = summarize(cfg, inputs, results, run_id=run_id, mode="predictions", k=k,
+                        notes=inputs.warnings)
     return RunResult(metrics, results)

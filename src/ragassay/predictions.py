@@ -11,19 +11,22 @@ from .schema import Prediction, Question
 from .store import Index
 
 
-def read_predictions(path: str | Path) -> list[Prediction]:
-    """The prediction records of a JSONL file (file:line:field errors); ids are checked
-    against questions and evidence by :func:`check_predictions`."""
-    return read_jsonl(path, Prediction, key="question_id")
+def read_predictions(path: str | Path, *, lenient: bool = False,
+                     warnings: list[str] | None = None) -> list[Prediction]:
+    """The prediction records of a JSONL file (file:line:field errors; with ``lenient``,
+    unknown keys are ``warnings``); ids are checked by :func:`check_predictions`."""
+    return read_jsonl(path, Prediction, key="question_id", lenient=lenient, warnings=warnings)
 
 
-def load_predictions(path: str | Path, questions: Sequence[Question],
-                     store: Index) -> dict[str, Prediction]:
+def load_predictions(path: str | Path, questions: Sequence[Question], store: Index, *,
+                     lenient: bool = False, warnings: list[str] | None = None
+                     ) -> dict[str, Prediction]:
     """Read a predictions JSONL; every id it names must exist (file:line:field errors).
 
     A question without a prediction is not an error here: the run reports it as not measured.
     """
-    return check_predictions(read_predictions(path), questions, store, path)
+    return check_predictions(read_predictions(path, lenient=lenient, warnings=warnings),
+                             questions, store, path)
 
 
 def check_predictions(preds: Iterable[Prediction], questions: Sequence[Question], store: Index,

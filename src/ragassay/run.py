@@ -40,14 +40,14 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
     check_endpoints(cfg)  # a missing key or a server that is not there: before any work
     inputs = load_inputs(cfg)
     k, note = cap_k(cfg, inputs, cfg.pipeline.top_k)
-    notes = [note] if note else []
     t0 = time.perf_counter()
     predicted = predict(cfg, inputs, k=k, progress=progress)
     predict_s = time.perf_counter() - t0
     results = score(cfg, inputs, predicted, k=k)
     judge(cfg, inputs, results)
     metrics = summarize(
-        cfg, inputs, results, run_id=run_id, mode=mode, k=k, notes=notes,
+        cfg, inputs, results, run_id=run_id, mode=mode, k=k,
+        notes=([note] if note else []) + inputs.warnings,  # the reads' warnings included
         provenance={"inputs_sha256": {str(p): file_sha256(p) for p in inputs.files}},
         timings={"load_index_s": inputs.load_s, "predict_s": predict_s,
                  "total_s": time.perf_counter() - t_start,

@@ -113,7 +113,7 @@ def run_sweep(cfg: EvalConfig, ks: Sequence[int], thresholds: list[float | None]
                 "completion_tokens": cost["completion_tokens"],
                 "answerer_calls": cost["answerer_calls"],
             })
-    return rows, [note] if note else []
+    return rows, ([note] if note else []) + inputs.warnings
 
 
 def _frac(c: dict[str, int]) -> str:
