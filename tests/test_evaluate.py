@@ -340,3 +340,31 @@ def test_gold_that_changes_a_denominator_is_said_on_the_terminal(tmp_path: Path)
     qid = first["question_id"]
     assert f"note: {qid}:" in res.output
     assert f"note: {qid}:" in (tmp_path / "g" / "summary.md").read_text(encoding="utf-8")
+
+
+def test_destinations_that_are_links_are_refused_not_replaced(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "r").symlink_to(target)
+    res = runner.invoke(app, ["run", "-c", str(SHOP / "config.yaml"), "--output-root",
+                              str(tmp_path / "runs"), "--run-id", "r", "--force", "-q"])
+    assert res.exit_code == 2 and "is a symbolic link" in res.output
+    assert (tmp_path / "runs" / "r").is_symlink() and list(target.iterdir()) == []
+    link = tmp_path / "index"
+    link.symlink_to(target)
+    res = runner.invoke(app, ["index", "--source", str(ROOT / "data/raw"), "--out", str(link),
+                              "-q"])
+    assert res.exit_code == 2 and link.is_symlink() and list(target.iterdir()) == []
+
+
+def test_a_megabyte_question_is_refused(tmp_path: Path) -> None:
+    shop = shop_copy(tmp_path)
+    lines = (shop / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+    row = json.loads(lines[1])
+    row["question"] = "Wie lange? " * 100_000
+    lines[1] = json.dumps(row, ensure_ascii=False)
+    (shop / "questions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    res = runner.invoke(app, ["run", "-c", str(shop / "config.yaml"), "--output-root",
+                              str(tmp_path), "-q"])
+    assert res.exit_code == 2 and "questions.jsonl:2: field 'question'" in res.output

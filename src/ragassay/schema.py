@@ -106,9 +106,14 @@ def _as_list(value: Any) -> Any:
     return value
 
 
+# A question is a sentence or a paragraph; a megabyte of text in that field is a broken file
+# (and would cost minutes of matching), so it is refused.
+MAX_QUESTION_CHARS = 100_000
+
+
 class Question(_Record):
     question_id: Id
-    question: Annotated[str, Strict(), Field(min_length=1)]
+    question: Annotated[str, Strict(), Field(min_length=1, max_length=MAX_QUESTION_CHARS)]
     answerable: StrictBool
     query_type: StrictStr | None = None
     expected_answer: StrictStr | None = None
