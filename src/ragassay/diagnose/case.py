@@ -53,8 +53,8 @@ LABELS: tuple[str, ...] = RETRIEVAL + PARSING + CITATION + ANSWER + EVALUATION
 # Labels no detector can fire, and why; they are counted (always 0) so the schema stays whole.
 UNOBSERVABLE: dict[str, str] = {
     "evaluation_failure.failure_case_not_saved": (
-        "a run folder is written to a temporary folder and renamed into place, so a run "
-        "either saves every failure case or leaves no run folder at all"
+        "a run folder is written to a temporary folder and swapped into place atomically, so "
+        "a run either saves every failure case or leaves the folder as it was"
     ),
 }
 
