@@ -19,10 +19,11 @@ from rich.text import Text
 # C0/C1 control characters (ESC included) and the Unicode line/paragraph separators.
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 _NEWLINES = re.compile(r"\r\n|[\r\n\t]")
-# The Markdown punctuation that could open code, emphasis, a link or image, or end a table
-# cell (``<`` and ``&`` are HTML-escaped; ``_`` inside words and ``#`` mid-line are harmless
-# and stay readable in ids like ``recall_at_5``).
-_MD_SPECIAL = re.compile(r"([\\`*\[\]|])")
+# The Markdown punctuation that could open code or emphasis, end a table cell, or close a
+# link or image (``](`` / ``][``; a reference definition would need a line of its own, which
+# user text never starts). ``<`` and ``&`` are HTML-escaped; ``_`` inside words, ``#``
+# mid-line and a bracket of its own (``[0.5, 0.9]``) are harmless and stay readable.
+_MD_SPECIAL = re.compile(r"([\\`*|]|\](?=[(\[]))")
 
 
 def plain(text: object) -> str:
