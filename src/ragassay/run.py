@@ -28,11 +28,16 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
     ``folder``)."""
     t_start = time.perf_counter()
     mode = "predictions" if cfg.predictions_path else cfg.pipeline.name
-    run_id = default_run_id(mode) if run_id is None else run_id
-    check_run_id(run_id)
     root = Path(output_root or cfg.output_root)
     if root.exists() and not root.is_dir():
         raise InputError(root, "output_root is not a folder: choose another --output-root")
+    if run_id is None:  # a time stamp; two runs in one second get -2, -3, ...
+        stamp = run_id = default_run_id(mode)
+        n = 1
+        while (root / run_id).exists():
+            n += 1
+            run_id = f"{stamp}-{n}"
+    check_run_id(run_id)
     run_dir = root / run_id
     if run_dir.exists() and not force:
         raise InputError(run_dir, "run id already used; choose another --run-id or pass --force "
