@@ -177,3 +177,36 @@ def test_no_secret_of_base_url_reaches_the_run_folder(tmp_path: Path,
     assert metrics["answerer"]["base_url"].startswith("http://user:***@127.0.0.1:")
     failures = (run_dir / "failure_cases.jsonl").read_text(encoding="utf-8")
     assert "HTTP 500 from http://user:***@127.0.0.1:" in failures
+
+
+def test_endpoint_gone_after_the_probe_stops_the_run_fast(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server answers the start-up probe, then goes away: the run stops calling after
+    a few refused connections instead of retrying every question, and says why."""
+    import ragassay.run as run_module
+
+    server = FakeOpenAIServer().start()
+    real_check = run_module.check_endpoints
+
+    def check_then_stop(cfg: object, **kw: object) -> None:
+        real_check(cfg, **kw)  # type: ignore[arg-type]
+        server.stop()  # gone after the probe: every connection is now refused
+
+    monkeypatch.setattr(run_module, "check_endpoints", check_then_stop)
+    # today's defaults: 3 retries with 0.5 s, 1 s, 2 s waits for each of 16 questions
+    config = llm_config(tmp_path, server, max_retries=3, backoff_base_s=0.5)
+    data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    data["judge"]["base_url"] = server.base_url
+    config.write_text(yaml.safe_dump(data), encoding="utf-8")
+    t0 = time.perf_counter()
+    result = runner.invoke(app, ["run", "-c", str(config), "--run-id", "gone", "-q"])
+    elapsed = time.perf_counter() - t0
+    assert result.exit_code == 3, result.output
+    assert elapsed < 5, elapsed
+    answers = rows(tmp_path / "runs/gone", "answers.jsonl")
+    assert len(answers) == 16
+    reasons = [a["not_measured"] for a in answers]
+    assert all(r and r.startswith("answerer call failed: endpoint unreachable: connection "
+                                  f"refused at {server.base_url}; stopped after 3 failed")
+               for r in reasons), reasons[:2]
+    assert sum("this call was not made" in r for r in reasons) >= 16 - 4
