@@ -181,6 +181,9 @@ def score_question(cfg: EvalConfig, inputs: Inputs, q: Question, pred: Predictio
     ks = sorted({*cfg.retrieval_cutoffs(), k})
     base = {"question_id": q.question_id, "question": q.question, "topic": q.topic,
             "answerable": q.answerable, "gold_grades": {c: grades[c] for c in gold_ids}}
+    if pred is None and ranking is not None and not_measured != NO_PREDICTION:
+        return _score_unanswered(cfg, inputs, q, ranking, base, k=k, threshold=threshold,
+                                 not_measured=not_measured)
     if pred is None:  # reported, never silently dropped or scored as wrong
         retrieval = retrieval_scores([], {}, ks=ks)
         names = [*retrieval, *cfg.metrics.answer]
@@ -219,6 +222,42 @@ def score_question(cfg: EvalConfig, inputs: Inputs, q: Question, pred: Predictio
         answer=pred.answer.model_copy(), context_chunk_ids=context, scores=scores,
         missing=missing, usage=usage_of(q, pred, context, store),
         latency_ms=pred.latency_ms, failures=diagnose(case, cfg.diagnose), checks=checks)
+
+
+def _score_unanswered(cfg: EvalConfig, inputs: Inputs, q: Question, ranking: Ranking,
+                      base: dict[str, Any], *, k: int, threshold: float | None,
+                      not_measured: str) -> QuestionResult:
+    """A question the pipeline retrieved for but whose answer call failed: its retrieval
+    metrics and ``found`` check from the ranking (the hits the answerer would have read),
+    every answer metric None with the failure as the reason, ``not_measured`` set."""
+    from .pipeline import answer_hits
+
+    qgold = inputs.gold[q.question_id]
+    grades = qgold.grades if qgold.usable else {}
+    ks = sorted({*cfg.retrieval_cutoffs(), k})
+    hits = answer_hits(ranking, k, threshold)
+    score_of: dict[str, float] = {}
+    for h in hits:
+        score_of.setdefault(h.chunk_id, h.score)
+    ranked = list(score_of)
+    retrieval = retrieval_scores(ranked, grades, ks=ks, hit_policy=cfg.metrics.hit_policy)
+    scores: dict[str, Any] = dict.fromkeys(AnswerScores().to_dict())
+    no_gold = UNANSWERABLE if not q.answerable else NO_GOLD
+    missing = {name: no_gold for name, v in retrieval.items() if v is None}
+    missing.update(dict.fromkeys(cfg.metrics.answer, not_measured))
+    store = inputs.store
+    gold_set = {c for c, g in grades.items() if g >= 1}
+    return QuestionResult(
+        **base,
+        retrieved=[RankedChunk(rank=i, chunk_id=c, score=score_of[c], gold=c in gold_set)
+                   for i, c in enumerate(ranked, 1)],
+        gold_rank_in_index={cid: ranking.rank_of(store.position(cid)) for cid in grades
+                            if store.has(cid)},
+        retrieval=retrieval, answer=None, context_chunk_ids=ranked[:k], scores=scores,
+        missing=missing,
+        failures={"evaluation_failure.metric_missing": {"missing": {"answer": not_measured}}},
+        checks=question_checks(answerable=q.answerable, retrieval=retrieval, scores={}, k=k),
+        not_measured=not_measured)
 
 
 def _asked(cfg: EvalConfig, missing: dict[str, str]) -> dict[str, str]:
