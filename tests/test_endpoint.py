@@ -344,3 +344,66 @@ def test_map_bounded_over_http_is_ordered(fake_server: FakeOpenAIServer) -> None
 def test_map_bounded_refuses_zero_concurrency() -> None:
     with pytest.raises(ValueError, match="concurrency"):
         map_bounded(lambda x: x, [1], concurrency=0)
+
+
+# --- fail fast: the endpoint went away --------------------------------------------------
+
+
+def _dead_url() -> str:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def test_client_stops_after_connection_failures_in_a_row() -> None:
+    from ragassay.endpoint import EndpointUnreachable
+
+    url = _dead_url()
+    cfg = EndpointConfig(base_url=url, model="m", max_retries=5, fail_fast_after=2,
+                         backoff_base_s=0.01)
+    sleeps: list[float] = []
+    client = OpenAICompatClient(cfg, sleep=sleeps.append)
+    with pytest.raises(EndpointUnreachable, match="connection refused at .*stopped after 2 "
+                                                   ".*gave up after 2 attempts"):
+        client.chat(MESSAGES)
+    assert len(sleeps) == 1  # not the 5 retries
+    assert client.unreachable is not None and url in client.unreachable
+    # Every later call fails at once, without a request (and without a wait).
+    with pytest.raises(EndpointUnreachable, match="this call was not made"):
+        client.chat(MESSAGES)
+    assert len(sleeps) == 1
+
+
+def test_a_reply_resets_the_connection_failure_count(fake_server: FakeOpenAIServer) -> None:
+    client = make_client(fake_server, fail_fast_after=2)
+    client._connection_failed("connection refused")  # one failure, then a reply
+    assert client.chat(MESSAGES).text == REPLY
+    client._connection_failed("connection refused")
+    assert client.unreachable is None
+    assert client.chat(MESSAGES).text == REPLY
+
+
+def test_fail_fast_can_be_turned_off() -> None:
+    cfg = EndpointConfig(base_url=_dead_url(), model="m", max_retries=4, fail_fast_after=None,
+                         backoff_base_s=0.01)
+    sleeps: list[float] = []
+    client = OpenAICompatClient(cfg, sleep=sleeps.append)
+    with pytest.raises(EndpointError, match="5 attempts"):
+        client.chat(MESSAGES)
+    assert len(sleeps) == 4 and client.unreachable is None
+
+
+def test_stopping_wakes_calls_waiting_to_retry() -> None:
+    import time
+
+    cfg = EndpointConfig(base_url=_dead_url(), model="m", max_retries=3, fail_fast_after=3,
+                         backoff_base_s=5.0)  # a retry would wait 5 s and more
+    client = OpenAICompatClient(cfg)  # the default, interruptible wait
+    t0 = time.perf_counter()
+    results = map_bounded(lambda _: client.chat(MESSAGES), range(8), 4)
+    assert time.perf_counter() - t0 < 4
+    assert all(isinstance(r, EndpointError) for r in results)
+    assert all("endpoint unreachable" in str(r) for r in results)

@@ -177,3 +177,78 @@ def test_no_secret_of_base_url_reaches_the_run_folder(tmp_path: Path,
     assert metrics["answerer"]["base_url"].startswith("http://user:***@127.0.0.1:")
     failures = (run_dir / "failure_cases.jsonl").read_text(encoding="utf-8")
     assert "HTTP 500 from http://user:***@127.0.0.1:" in failures
+
+
+def test_endpoint_gone_after_the_probe_stops_the_run_fast(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server answers the start-up probe, then goes away: the run stops calling after
+    a few refused connections instead of retrying every question, and says why."""
+    import ragassay.run as run_module
+
+    server = FakeOpenAIServer().start()
+    real_check = run_module.check_endpoints
+
+    def check_then_stop(cfg: object, **kw: object) -> None:
+        real_check(cfg, **kw)  # type: ignore[arg-type]
+        server.stop()  # gone after the probe: every connection is now refused
+
+    monkeypatch.setattr(run_module, "check_endpoints", check_then_stop)
+    # today's defaults: 3 retries with 0.5 s, 1 s, 2 s waits for each of 16 questions
+    config = llm_config(tmp_path, server, max_retries=3, backoff_base_s=0.5)
+    data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    data["judge"]["base_url"] = server.base_url
+    config.write_text(yaml.safe_dump(data), encoding="utf-8")
+    t0 = time.perf_counter()
+    result = runner.invoke(app, ["run", "-c", str(config), "--run-id", "gone", "-q"])
+    elapsed = time.perf_counter() - t0
+    assert result.exit_code == 3, result.output
+    assert elapsed < 5, elapsed
+    answers = rows(tmp_path / "runs/gone", "answers.jsonl")
+    assert len(answers) == 16
+    reasons = [a["not_measured"] for a in answers]
+    assert all(r and r.startswith("answerer call failed: endpoint unreachable: connection "
+                                  f"refused at {server.base_url}; stopped after 3 failed")
+               for r in reasons), reasons[:2]
+    assert sum("this call was not made" in r for r in reasons) >= 16 - 4
+
+
+def test_failed_answer_keeps_its_retrieval_metrics(tmp_path: Path,
+                                                   fake_server: FakeOpenAIServer) -> None:
+    config = llm_config(tmp_path, fake_server, max_retries=0, concurrency=1)
+    fake_server.control.fail_next(3, status=500)  # the first three answer calls fail
+    result = runner.invoke(app, ["run", "-c", str(config), "--run-id", "part", "-q"])
+    assert result.exit_code == 3, result.output
+    run_dir = tmp_path / "runs/part"
+    answers = {a["question_id"]: a for a in rows(run_dir, "answers.jsonl")}
+    failed = [a for a in answers.values() if a["not_measured"]]
+    assert len(failed) == 3
+    for a in failed:
+        assert a["answer"] is None
+        assert a["scores"]["groundedness"] is None and a["scores"]["correct"] is None
+        assert a["missing"]["groundedness"].startswith("answerer call failed: HTTP 500")
+        assert a["checks"]["grounded"] is None and a["checks"]["right"] is None
+    retrieved = {r["question_id"]: r for r in rows(run_dir, "retrieved_chunks.jsonl")}
+    metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
+    # The same questions answered (resumed from the cache for the others): same retrieval.
+    fake_server.control.reset()
+    again = runner.invoke(app, ["run", "-c", str(config), "--run-id", "full", "-q"])
+    assert again.exit_code == 0, again.output
+    full_dir = tmp_path / "runs/full"
+    full = {r["question_id"]: r for r in rows(full_dir, "retrieved_chunks.jsonl")}
+    full_answers = {a["question_id"]: a for a in rows(full_dir, "answers.jsonl")}
+    answerable_failed = [a for a in failed if a["answerable"]]
+    assert answerable_failed  # the fixture's first questions are answerable
+    for a in failed:
+        qid = a["question_id"]
+        assert retrieved[qid]["retrieved"] == full[qid]["retrieved"]
+        assert retrieved[qid]["metrics"] == full[qid]["metrics"]
+        assert retrieved[qid]["gold_rank_in_index"] == full[qid]["gold_rank_in_index"]
+        assert a["checks"]["found"] == full_answers[qid]["checks"]["found"]
+    for a in answerable_failed:
+        assert retrieved[a["question_id"]]["metrics"]["recall_at_5"] is not None
+        assert a["checks"]["found"] in (True, False)
+    full_metrics = json.loads((full_dir / "metrics.json").read_text(encoding="utf-8"))
+    # The failed questions' retrieval counts in the aggregates and the found check.
+    assert metrics["retrieval"]["recall_at_5"] == full_metrics["retrieval"]["recall_at_5"]
+    assert metrics["checks"]["found"] == full_metrics["checks"]["found"]
+    assert metrics["checks"]["grounded"]["not_measured"] >= 3

@@ -67,6 +67,58 @@ def test_sweep_cli_writes_table_json_and_plot(tmp_path: Path, at_root: None) -> 
     assert bad.exit_code == 2 and "--k" in bad.output
 
 
+CI_KEYS = {f"{name}_{part}" for name in ("recall_at_k", "grounded", "right")
+           for part in ("mean", "ci_low", "ci_high")}
+
+
+def test_sweep_rows_carry_bootstrap_cis(tmp_path: Path, at_root: None) -> None:
+    from ragassay.core import load_inputs, predict, score
+    from ragassay.metrics.stats import aggregate
+
+    cfg = load_config(CONFIG)
+    result = runner.invoke(app, ["sweep", "-c", str(CONFIG), "--k", "1,5",
+                                 "--threshold", "0.2,0.3", "--output-root", str(tmp_path),
+                                 "--sweep-id", "ci"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads((tmp_path / "ci/sweep.json").read_text())["rows"]
+    assert len(rows) == 6
+    for r in rows:
+        assert CI_KEYS <= set(r)  # the old keys stay
+        assert {"k", "threshold", "recall_at_k", "found", "grounded", "right",
+                "prompt_tokens", "answerer_calls", "cost_total"} <= set(r)
+        assert r["cost_total"] is None  # the extractive answerer has no price
+        for name in ("recall_at_k", "grounded", "right"):
+            low, mean, high = (r[f"{name}_ci_low"], r[f"{name}_mean"], r[f"{name}_ci_high"])
+            assert low <= mean <= high
+        assert r["recall_at_k_mean"] == pytest.approx(r["recall_at_k"])
+        g = r["grounded"]
+        assert r["grounded_mean"] == pytest.approx(g["passed"] / g["total"])
+    # The same CI as the stats module gives for that setting's per-question values.
+    inputs = load_inputs(cfg)
+    scored = score(cfg, inputs, predict(cfg, inputs, k=5), k=5)
+    want = aggregate({q.question_id: q.retrieval.get("recall_at_5") for q in scored},
+                     seed=cfg.seed, n_resamples=cfg.metrics.bootstrap_resamples)
+    row = next(r for r in rows if r["k"] == 5 and r["threshold"] is None)
+    assert (row["recall_at_k_ci_low"], row["recall_at_k_ci_high"]) == (want["ci_low"],
+                                                                      want["ci_high"])
+
+
+def test_sweep_plot_has_one_panel_per_threshold(tmp_path: Path, at_root: None) -> None:
+    import matplotlib.image as mpimg
+
+    from ragassay.sweep import plot_sweep
+
+    rows, _ = run_sweep(load_config(CONFIG), [1, 2, 3], [None, 0.2, 0.3])
+    png = tmp_path / "three.png"
+    assert plot_sweep(rows, png, chosen_k=2, title="t") == 3
+    one = tmp_path / "one.png"
+    assert plot_sweep([r for r in rows if r["threshold"] is None], one, chosen_k=2) == 1
+    three_img, one_img = mpimg.imread(png), mpimg.imread(one)
+    # panels side by side (5.2 in each; one panel gets 8 in for its title and legend)
+    assert three_img.shape[0] == one_img.shape[0]
+    assert three_img.shape[1] == pytest.approx(one_img.shape[1] * 15.6 / 8, rel=0.02)
+
+
 def test_compare_two_runs(tmp_path: Path, at_root: None) -> None:
     cfg = load_config(CONFIG)
     run_evaluation(cfg, run_id="k10", output_root=tmp_path)

@@ -68,7 +68,15 @@ class IndexBuildConfig(_Strict):
 class AnswererConfig(_Strict):
     """`kind: extractive` (offline default) or `kind: llm` with the endpoint keys of
     :class:`ragassay.endpoint.EndpointConfig` (base_url, model, api_key_env, temperature,
-    max_tokens, timeout_s, max_retries, concurrency, run_timeout_s, cache_dir)."""
+    max_tokens, timeout_s, max_retries, concurrency, run_timeout_s, cache_dir,
+    fail_fast_after, prompt_price_per_mtok, completion_price_per_mtok).
+
+    Prices: ``prompt_price_per_mtok`` and ``completion_price_per_mtok`` are the prices of a
+    million prompt / completion tokens, currency-agnostic (ragassay neither names nor
+    converts a currency: the costs are in whatever unit the prices are). Give both or
+    neither. With them each answer's ``usage.cost`` and the run's ``metrics.json`` →
+    ``cost.total`` are computed; without them both are ``null`` (unknown, never 0). The
+    judge section accepts the same keys; judge calls are not priced yet."""
 
     model_config = ConfigDict(extra="allow")
     kind: Literal["extractive", "llm"] = "extractive"

@@ -9,6 +9,7 @@ functions, so a verdict is computed once per question and every output renders t
 
 from __future__ import annotations
 
+import math
 import platform
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -181,6 +182,9 @@ def score_question(cfg: EvalConfig, inputs: Inputs, q: Question, pred: Predictio
     ks = sorted({*cfg.retrieval_cutoffs(), k})
     base = {"question_id": q.question_id, "question": q.question, "topic": q.topic,
             "answerable": q.answerable, "gold_grades": {c: grades[c] for c in gold_ids}}
+    if pred is None and ranking is not None and not_measured != NO_PREDICTION:
+        return _score_unanswered(cfg, inputs, q, ranking, base, k=k, threshold=threshold,
+                                 not_measured=not_measured)
     if pred is None:  # reported, never silently dropped or scored as wrong
         retrieval = retrieval_scores([], {}, ks=ks)
         names = [*retrieval, *cfg.metrics.answer]
@@ -217,8 +221,44 @@ def score_question(cfg: EvalConfig, inputs: Inputs, q: Question, pred: Predictio
                    for i, c in enumerate(ranked, 1)],
         gold_rank_in_index=index_ranks, retrieval=retrieval,
         answer=pred.answer.model_copy(), context_chunk_ids=context, scores=scores,
-        missing=missing, usage=usage_of(q, pred, context, store),
+        missing=missing, usage=priced(cfg, usage_of(q, pred, context, store)),
         latency_ms=pred.latency_ms, failures=diagnose(case, cfg.diagnose), checks=checks)
+
+
+def _score_unanswered(cfg: EvalConfig, inputs: Inputs, q: Question, ranking: Ranking,
+                      base: dict[str, Any], *, k: int, threshold: float | None,
+                      not_measured: str) -> QuestionResult:
+    """A question the pipeline retrieved for but whose answer call failed: its retrieval
+    metrics and ``found`` check from the ranking (the hits the answerer would have read),
+    every answer metric None with the failure as the reason, ``not_measured`` set."""
+    from .pipeline import answer_hits
+
+    qgold = inputs.gold[q.question_id]
+    grades = qgold.grades if qgold.usable else {}
+    ks = sorted({*cfg.retrieval_cutoffs(), k})
+    hits = answer_hits(ranking, k, threshold)
+    score_of: dict[str, float] = {}
+    for h in hits:
+        score_of.setdefault(h.chunk_id, h.score)
+    ranked = list(score_of)
+    retrieval = retrieval_scores(ranked, grades, ks=ks, hit_policy=cfg.metrics.hit_policy)
+    scores: dict[str, Any] = dict.fromkeys(AnswerScores().to_dict())
+    no_gold = UNANSWERABLE if not q.answerable else NO_GOLD
+    missing = {name: no_gold for name, v in retrieval.items() if v is None}
+    missing.update(dict.fromkeys(cfg.metrics.answer, not_measured))
+    store = inputs.store
+    gold_set = {c for c, g in grades.items() if g >= 1}
+    return QuestionResult(
+        **base,
+        retrieved=[RankedChunk(rank=i, chunk_id=c, score=score_of[c], gold=c in gold_set)
+                   for i, c in enumerate(ranked, 1)],
+        gold_rank_in_index={cid: ranking.rank_of(store.position(cid)) for cid in grades
+                            if store.has(cid)},
+        retrieval=retrieval, answer=None, context_chunk_ids=ranked[:k], scores=scores,
+        missing=missing,
+        failures={"evaluation_failure.metric_missing": {"missing": {"answer": not_measured}}},
+        checks=question_checks(answerable=q.answerable, retrieval=retrieval, scores={}, k=k),
+        not_measured=not_measured)
 
 
 def _asked(cfg: EvalConfig, missing: dict[str, str]) -> dict[str, str]:
@@ -266,6 +306,32 @@ def judge(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult]) -> Non
                 r.missing["judge_faithfulness"] = "no claim could be judged"
 
 
+def answerer_prices(cfg: EvalConfig) -> tuple[float, float] | None:
+    """``(prompt, completion)`` price per million tokens of the built-in pipeline's LLM
+    answerer (``answerer.prompt_price_per_mtok`` / ``completion_price_per_mtok``), or
+    ``None``: no price configured, an extractive answerer, or another system's predictions
+    (whose calls ragassay did not make)."""
+    if cfg.predictions_path is not None or cfg.answerer.kind != "llm":
+        return None
+    endpoint = cfg.answerer.endpoint()
+    if endpoint.prompt_price_per_mtok is None or endpoint.completion_price_per_mtok is None:
+        return None
+    return endpoint.prompt_price_per_mtok, endpoint.completion_price_per_mtok
+
+
+def priced(cfg: EvalConfig, usage: dict[str, Any]) -> dict[str, Any]:
+    """``usage`` with ``cost``: its tokens at the answerer's prices (the currency is that of
+    the prices), ``None`` when no price is configured — unknown, never 0. A question
+    answered without a call (nothing retrieved) costs 0; a reply from the cache is priced
+    like the call that produced it (its token counts are that call's)."""
+    prices = answerer_prices(cfg)
+    cost = None
+    if prices is not None:
+        cost = (usage["prompt_tokens"] * prices[0]
+                + usage["completion_tokens"] * prices[1]) / 1_000_000
+    return {**usage, "cost": cost}
+
+
 def usage_of(q: Question, pred: Prediction, context: list[str], store: Index) -> dict[str, Any]:
     """Tokens of the answerer call: as reported by the system, else counted from its prompt."""
     if pred.usage is not None:  # the built-in pipeline marks what it counted itself
@@ -296,13 +362,20 @@ def _aggregate(cfg: EvalConfig, results: Sequence[QuestionResult], name: str,
 
 
 def cost_summary(results: Sequence[QuestionResult]) -> dict[str, Any]:
+    """Token totals of the answerer calls and ``total``, the sum of the questions'
+    ``usage.cost`` (in the currency of the configured prices): ``None`` unless every
+    question with usage has a cost, so an unknown price is never summed as 0. Questions
+    whose call failed have no usage and are not in the sums."""
     usages = [r.usage for r in results if r.usage is not None]
+    costs = [c for u in usages if isinstance(c := u.get("cost"), (int, float))]
+    known = bool(usages) and len(costs) == len(usages)
     return {
         "tokenizer": TOKENIZER,
         "prompt_tokens": sum(u["prompt_tokens"] for u in usages),
         "completion_tokens": sum(u["completion_tokens"] for u in usages),
         "answerer_calls": sum(1 for u in usages if u["prompt_tokens"] > 0),
         "questions_with_usage": len(usages),
+        "total": math.fsum(costs) if known else None,
     }
 
 

@@ -12,6 +12,13 @@ Retry policy (per request):
 - retried once: a malformed reply (not JSON, or missing ``choices[0].message.content``);
 - never retried: any other 4xx (the request itself is wrong; repeating it cannot help).
 
+Fail fast: when ``fail_fast_after`` attempts in a row (across all threads of one client)
+cannot open a connection (refused, connect timeout, name not resolved) — the endpoint went
+away after the start-up probe — the client stops: the failing calls and every later call
+of that client raise :class:`EndpointUnreachable` at once, without a request (a cached
+reply is still served), and calls waiting to retry wake up and give up. Any HTTP reply
+resets the count. ``fail_fast_after: null`` turns this off.
+
 The wait before retry ``i`` (0-based) is ``Retry-After`` when the server sends one (capped
 at ``retry_after_cap_s``), else ``backoff_base_s * 2**i * (1 + j)`` with a jitter
 ``j`` in ``[0, 0.25)`` taken from a sha256 of ``(seed, request key, i)`` — deterministic,
@@ -42,7 +49,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote, unquote_plus, urlsplit, urlunsplit
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_serializer,
+    field_validator,
+    model_validator,
+)
 
 from . import __version__
 from .atomic import write_text
@@ -134,9 +148,22 @@ class EndpointError(Exception):
         self.attempts = attempts
 
 
+class EndpointUnreachable(EndpointError):
+    """The client stopped calling: ``fail_fast_after`` connection attempts in a row failed
+    (see the module docstring). Every call after that raises it without a request."""
+
+
 class EndpointConfig(BaseModel):
     """Where the endpoint is and how to call it. The API key is never stored here: only the
-    *name* of the environment variable holding it (``api_key_env``)."""
+    *name* of the environment variable holding it (``api_key_env``).
+
+    ``fail_fast_after``: stop calling after this many connection failures in a row
+    (default 3; ``null``: never stop, retry every call).
+
+    ``prompt_price_per_mtok`` / ``completion_price_per_mtok``: optional prices per million
+    prompt / completion tokens, in whatever currency you use (ragassay never converts or
+    names one). Both or neither: with them, each answer's ``usage.cost`` and the run's
+    ``cost.total`` are computed; without them both are ``null`` (unknown, never 0)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -153,6 +180,26 @@ class EndpointConfig(BaseModel):
     backoff_base_s: float = Field(default=0.5, ge=0)
     retry_after_cap_s: float = Field(default=30.0, ge=0)
     seed: int = 0
+    fail_fast_after: int | None = Field(default=3, ge=1)
+    prompt_price_per_mtok: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    completion_price_per_mtok: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _both_prices(self) -> EndpointConfig:
+        if (self.prompt_price_per_mtok is None) != (self.completion_price_per_mtok is None):
+            given, other = (("prompt_price_per_mtok", "completion_price_per_mtok")
+                            if self.completion_price_per_mtok is None
+                            else ("completion_price_per_mtok", "prompt_price_per_mtok"))
+            raise ValueError(f"{given} is set but {other} is not: give both prices (0 for "
+                             "tokens that are free) or neither")
+        return self
+
+    def price_of(self, prompt_tokens: int, completion_tokens: int) -> float | None:
+        """The price of a call with these token counts; ``None`` without prices."""
+        if self.prompt_price_per_mtok is None or self.completion_price_per_mtok is None:
+            return None
+        return (prompt_tokens * self.prompt_price_per_mtok
+                + completion_tokens * self.completion_price_per_mtok) / 1_000_000
 
     @field_validator("base_url")
     @classmethod
@@ -335,12 +382,13 @@ class OpenAICompatClient:
     module docstring) and, when ``cfg.cache_dir`` is set, an on-disk cache of chat replies.
 
     ``sleep`` is the function used to wait between retries (tests pass one that records
-    the waits). The API key is read from the environment once, here, so that a missing
-    variable fails before any work; no request is made until the first call.
+    the waits); by default the wait ends early when the client stops (fail fast). The API
+    key is read from the environment once, here, so that a missing variable fails before
+    any work; no request is made until the first call.
     """
 
     def __init__(self, cfg: EndpointConfig, *,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] | None = None) -> None:
         self.cfg = cfg
         self._api_key = resolve_api_key(cfg.api_key_env)
         self.shown_url = redact_url(cfg.base_url)  # the base URL as messages show it
@@ -349,6 +397,41 @@ class OpenAICompatClient:
         self._sleep = sleep
         self._http: httpx.Client | None = None
         self._lock = threading.Lock()
+        self._connect_failures = 0  # connection failures in a row, across threads
+        self._stopped = threading.Event()  # set when the client gave up on the endpoint
+        self._stop_reason = ""
+
+    @property
+    def unreachable(self) -> str | None:
+        """Why the client stopped calling (see the module docstring), else ``None``."""
+        return self._stop_reason if self._stopped.is_set() else None
+
+    def _wait(self, seconds: float) -> None:
+        """Wait before a retry; with the default sleep, woken early when the client stops."""
+        if self._sleep is not None:
+            self._sleep(seconds)
+        else:
+            self._stopped.wait(seconds)
+
+    def _check_stopped(self) -> None:
+        if self._stopped.is_set():
+            raise EndpointUnreachable(self._stop_reason + "; this call was not made")
+
+    def _connection_failed(self, what: str) -> None:
+        """Count one failed connection attempt; stop the client at ``fail_fast_after``."""
+        limit = self.cfg.fail_fast_after
+        with self._lock:
+            self._connect_failures += 1
+            if limit is not None and self._connect_failures >= limit \
+                    and not self._stopped.is_set():
+                self._stop_reason = (f"endpoint unreachable: {what} at {self.shown_url}; "
+                                     f"stopped after {self._connect_failures} failed "
+                                     "connection attempts in a row")
+                self._stopped.set()
+
+    def _connection_ok(self) -> None:
+        with self._lock:
+            self._connect_failures = 0
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -425,16 +508,24 @@ class OpenAICompatClient:
         malformed_retried = False
         attempts = 0
         while True:
+            self._check_stopped()
             attempts += 1
             status: int | None = None
             retry_after: float | None = None
             try:
                 resp = self._client().post(url, json=payload, timeout=self.cfg.timeout_s)
+            except httpx.ConnectTimeout:
+                reason = f"no connection to {shown} within {self.cfg.timeout_s:g} s"
+                self._connection_failed("no connection within the timeout")
             except httpx.TimeoutException:
                 reason = f"no reply from {shown} within {self.cfg.timeout_s:g} s"
             except httpx.TransportError as exc:
                 reason = f"cannot reach {shown}: {type(exc).__name__}: {self._scrub(str(exc))}"
+                if isinstance(exc, httpx.ConnectError):
+                    self._connection_failed("connection refused" if "refused" in str(exc)
+                                            .casefold() else "cannot connect")
             else:
+                self._connection_ok()
                 status = resp.status_code
                 if status == 200:
                     try:
@@ -446,7 +537,7 @@ class OpenAICompatClient:
                             raise EndpointError(reason, status=status,
                                                 attempts=attempts) from None
                         malformed_retried = True
-                        self._sleep(backoff_delay(self.cfg.backoff_base_s, retries,
+                        self._wait(backoff_delay(self.cfg.backoff_base_s, retries,
                                                   self.cfg.seed, key))
                         retries += 1
                         continue
@@ -455,6 +546,10 @@ class OpenAICompatClient:
                     raise EndpointError(reason + " (not retried: the request itself was "
                                         "refused)", status=status, attempts=attempts)
                 retry_after = _retry_after_s(resp.headers.get("Retry-After"))
+            if self._stopped.is_set():
+                raise EndpointUnreachable(
+                    f"{self._stop_reason} (this call: {reason}; gave up after {attempts} "
+                    f"attempt{'s' if attempts != 1 else ''})", status=status, attempts=attempts)
             if retries >= self.cfg.max_retries:
                 raise EndpointError(f"{reason} (gave up after {attempts} attempt"
                                     f"{'s' if attempts != 1 else ''})", status=status,
@@ -463,7 +558,7 @@ class OpenAICompatClient:
                 delay = min(retry_after, self.cfg.retry_after_cap_s)
             else:
                 delay = backoff_delay(self.cfg.backoff_base_s, retries, self.cfg.seed, key)
-            self._sleep(delay)
+            self._wait(delay)
             retries += 1
 
     def _scrub(self, text: str) -> str:

@@ -65,6 +65,13 @@ def make_retriever(index: Index, cfg: EvalConfig) -> Any:
     return HybridRetriever([dense, BM25Retriever(index)]) if backend == "hybrid" else dense
 
 
+def answer_hits(ranking: Ranking, k: int, threshold: float | None = None) -> list[Hit]:
+    """The hits the answerer reads: the first ``k`` of ``ranking``, scoring at least
+    ``threshold`` when one is given. The scoring of a question whose answer call failed
+    rebuilds its retrieved list with the same rule."""
+    return [h for h in ranking.hits[:k] if threshold is None or h.score >= threshold]
+
+
 class Pipeline:
     """The preset's retriever (the naive baseline's: dense top-k); the top-k chunks passed
     as they are to the answerer (the offline extractive one, or an OpenAI-compatible chat
@@ -136,9 +143,10 @@ class Pipeline:
         """Answer each question from its first k hits (scoring at least `threshold`).
 
         Returns the predictions and, for questions whose answerer call failed after its
-        retries, the error: such a question is reported as not measured, never scored.
+        retries, the error: such a question's answer is reported as not measured, never
+        scored (its retrieval is scored from its ranking, see :func:`answer_hits`).
         """
-        items = [(q, [h for h in r.hits[:k] if threshold is None or h.score >= threshold])
+        items = [(q, answer_hits(r, k, threshold))
                  for q, r in zip(questions, rankings, strict=True)]
         a = self.answerer_cfg
         if a.kind == "llm":

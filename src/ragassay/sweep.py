@@ -103,6 +103,7 @@ def run_sweep(cfg: EvalConfig, ks: Sequence[int], thresholds: list[float | None]
             flags = [r.scores.get("unanswerable_detection_flag") for r in scored]
             declined = [int(v) for v in flags if v is not None]
             cost = cost_summary(scored)
+            cis = _share_cis(cfg, scored, k)
             rows.append({
                 "k": k, "threshold": threshold,
                 "recall_at_k": sum(measured) / len(measured) if measured else None,
@@ -112,8 +113,33 @@ def run_sweep(cfg: EvalConfig, ks: Sequence[int], thresholds: list[float | None]
                 "prompt_tokens": cost["prompt_tokens"],
                 "completion_tokens": cost["completion_tokens"],
                 "answerer_calls": cost["answerer_calls"],
+                "cost_total": cost["total"],
+                **cis,
             })
     return rows, ([note] if note else []) + inputs.warnings
+
+
+def _share_cis(cfg: EvalConfig, scored: Sequence[Any], k: int) -> dict[str, Any]:
+    """Mean and seeded bootstrap CI (``ragassay.metrics.stats.aggregate``, the run's seed
+    and resamples) of recall@k and of the grounded and right checks over the questions
+    where each is measured: ``<name>_mean``, ``<name>_ci_low``, ``<name>_ci_high``."""
+    from .metrics.stats import aggregate
+
+    values: dict[str, dict[str, Any]] = {
+        "recall_at_k": {r.question_id: r.retrieval.get(f"recall_at_{k}") for r in scored},
+        "grounded": {r.question_id: _flag(r.checks.grounded) for r in scored},
+        "right": {r.question_id: _flag(r.checks.right) for r in scored},
+    }
+    out: dict[str, Any] = {}
+    for name, by_id in values.items():
+        agg = aggregate(by_id, seed=cfg.seed, n_resamples=cfg.metrics.bootstrap_resamples)
+        out.update({f"{name}_mean": agg["mean"], f"{name}_ci_low": agg["ci_low"],
+                    f"{name}_ci_high": agg["ci_high"]})
+    return out
+
+
+def _flag(value: bool | None) -> int | None:
+    return None if value is None else int(value)
 
 
 def _frac(c: dict[str, int]) -> str:
@@ -128,48 +154,77 @@ def sweep_table(rows: list[dict[str, Any]]) -> list[list[str]]:
              str(r["answerer_calls"])] for r in rows]
 
 
-def plot_sweep(rows: list[dict[str, Any]], path: Path) -> None:
-    """Recall, grounded and right (left axis) and prompt tokens (right axis) against k."""
+SERIES = (("recall_at_k", "recall@k", "tab:blue", "o"),
+          ("grounded", "grounded", "tab:green", "s"),
+          ("right", "right", "tab:red", "^"))
+
+
+def _nan(value: float | None) -> float:
+    return float("nan") if value is None else float(value)
+
+
+def plot_sweep(rows: list[dict[str, Any]], path: Path, *, chosen_k: int | None = None,
+               title: str | None = None) -> int:
+    """Recall@k and the grounded and right shares (left axis, with their 95 % bootstrap CIs
+    as bands) and prompt tokens (right axis, from 0) against k; one panel per threshold
+    setting, the configured k (``chosen_k``, the config's ``pipeline.top_k``) marked.
+    Returns the number of panels."""
     import matplotlib
 
     matplotlib.use("Agg")  # files only, no display
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=110)
-    tok = ax.twinx()
     thresholds = list(dict.fromkeys(r["threshold"] for r in rows))
-    styles = ["-", "--", ":", "-."]
+    n = len(thresholds)
+    cols = min(n, 3)
+    nrows = math.ceil(n / cols)
+    width = max(8.0, 5.2 * cols)  # room for the title and the legend with one panel
+    fig, axes = plt.subplots(nrows, cols, figsize=(width, 3.9 * nrows + 0.9), dpi=110,
+                             sharey=True, squeeze=False)
+    all_ks = sorted({r["k"] for r in rows})
+    max_tokens = max([r["prompt_tokens"] for r in rows] or [0])
+    twins = []
     for i, thr in enumerate(thresholds):
-        sel = [r for r in rows if r["threshold"] == thr]
+        ax = axes[i // cols][i % cols]
+        sel = sorted((r for r in rows if r["threshold"] == thr), key=lambda r: r["k"])
         ks = [r["k"] for r in sel]
-        tag = "" if thr is None else f" (≥{thr:g})"
-        ls = styles[i % len(styles)]
-
-        def share(r: dict[str, Any], key: str) -> float:
-            c = r[key]
-            return c["passed"] / c["total"] if c["total"] else float("nan")
-
-        ax.plot(ks, [r["recall_at_k"] if r["recall_at_k"] is not None else float("nan")
-                     for r in sel], ls, marker="o", color="tab:blue", label="recall@k" + tag)
-        ax.plot(ks, [share(r, "grounded") for r in sel], ls, marker="s", color="tab:green",
-                label="grounded" + tag)
-        ax.plot(ks, [share(r, "right") for r in sel], ls, marker="^", color="tab:red",
-                label="right" + tag)
-        tok.plot(ks, [r["prompt_tokens"] for r in sel], ls, color="tab:gray", alpha=0.6,
-                 label="prompt tokens" + tag)
-    ax.set_xlabel("k (chunks passed to the answerer)")
-    ax.set_ylabel("share of questions")
-    ax.set_ylim(-0.02, 1.02)
-    tok.set_ylabel("prompt tokens (total, cl100k_base)")
-    ax.set_xticks(sorted({r["k"] for r in rows}))
-    lines = ax.get_legend_handles_labels()
-    lines2 = tok.get_legend_handles_labels()
-    ax.grid(alpha=0.3)
-    fig.legend(lines[0] + lines2[0], lines[1] + lines2[1], fontsize=7, loc="lower center",
-               ncol=4, frameon=False)
-    fig.tight_layout(rect=(0, 0.14, 1, 1))
+        for key, label, color, marker in SERIES:
+            mean = [_nan(r.get(f"{key}_mean")) for r in sel]
+            low = [_nan(r.get(f"{key}_ci_low")) for r in sel]
+            high = [_nan(r.get(f"{key}_ci_high")) for r in sel]
+            ax.fill_between(ks, low, high, color=color, alpha=0.15, linewidth=0)
+            ax.plot(ks, mean, "-", marker=marker, markersize=4, color=color, label=label)
+        tok = ax.twinx()
+        twins.append(tok)
+        tok.plot(ks, [r["prompt_tokens"] for r in sel], "--", color="tab:gray", alpha=0.8,
+                 label="prompt tokens")
+        tok.set_ylim(0, max(max_tokens, 1) * 1.05)  # from 0: sizes compare by height
+        if i % cols == cols - 1 or i == n - 1:
+            tok.set_ylabel("prompt tokens (total, cl100k_base)")
+        if chosen_k is not None and all_ks[0] <= chosen_k <= all_ks[-1]:
+            ax.axvline(chosen_k, color="black", linestyle=":", linewidth=1.2,
+                       label=f"configured k = {chosen_k}")
+        ax.set_title("no score threshold" if thr is None else f"score ≥ {thr:g}", fontsize=10)
+        ax.set_xlabel("k (chunks passed to the answerer)")
+        if i % cols == 0:
+            ax.set_ylabel("share of questions (95 % CI band)")
+        ax.set_ylim(-0.02, 1.02)
+        step = max(1, math.ceil(len(all_ks) / (12 if cols == 1 else 8)))
+        ax.set_xticks(all_ks[::step])
+        ax.grid(alpha=0.3)
+    for j in range(n, nrows * cols):  # empty cells of the last row
+        axes[j // cols][j % cols].set_visible(False)
+    first = axes[0][0]
+    handles, labels = first.get_legend_handles_labels()
+    h2, l2 = twins[0].get_legend_handles_labels()
+    fig.legend(handles + h2, labels + l2, fontsize=8, loc="lower center", ncol=5,
+               frameon=False)
+    fig.suptitle(title or "Sweep: recall@k, grounded and right (95 % CI bands) and prompt "
+                 "tokens against k", fontsize=11 if cols > 1 else 10, wrap=True)
+    fig.tight_layout(rect=(0, 0.07 if nrows == 1 else 0.04, 1, 1))
     fig.savefig(path, metadata={"Software": None})  # no version stamp: stable bytes
     plt.close(fig)
+    return n
 
 
 def write_sweep(rows: list[dict[str, Any]], out_dir: Path, *, cfg: EvalConfig,
@@ -182,4 +237,7 @@ def _fill_sweep(rows: list[dict[str, Any]], out: FolderWriter, cfg: EvalConfig) 
     out.text("sweep.json", json_text({"config": str(cfg.path), "config_sha256": cfg.sha256,
                                       "rows": rows}))
     out.text("sweep.md", md_table(SWEEP_HEADER, sweep_table(rows)) + "\n")
-    plot_sweep(rows, out.root / "sweep.png")
+    name = cfg.path.name if cfg.path else "config"
+    plot_sweep(rows, out.root / "sweep.png", chosen_k=cfg.pipeline.top_k,
+               title=f"Sweep of {name}: recall@k, grounded and right (95 % CI bands) and "
+                     "prompt tokens against k")
