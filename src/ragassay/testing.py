@@ -243,11 +243,11 @@ class RagassayCollector(pytest.Collector):
         return [RagassayItem.from_parent(self, name=name, passed=passed, reason=reason)
                 for name, passed, reason in state.items]
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
-                     style: Any = None) -> Any:
+    def repr_failure(  # type: ignore[override]  # as pytest's Collector does
+            self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
         if isinstance(excinfo.value, _RagassayError):
             return f"ragassay: {excinfo.value}"
-        return super().repr_failure(excinfo, style)
+        return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.config.stash[_SESSION].config_path, None, _COLLECTOR
