@@ -179,3 +179,17 @@ def test_evaluate_config_applies_overrides(tmp_path: Path) -> None:
     second = evaluate_config(cfg, output_root=tmp_path / "runs")
     assert first.totals.k == 1 and second.totals.k == 3
     assert first.run_id != second.run_id and first.run_id.startswith("pytest-")
+
+
+def test_the_plugin_module_imports_nothing_heavy() -> None:
+    # loaded into every pytest session once ragassay is installed: the evaluation waits
+    # for --ragassay
+    import subprocess
+    import sys
+
+    code = ("import sys, ragassay.testing; "
+            "print(sorted(m for m in ('numpy', 'pydantic', 'ragassay.run', 'ragassay.config') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={"PYTHONPATH": str(EXAMPLE.parents[1] / "src")})
+    assert out.stdout.strip() == "[]"
