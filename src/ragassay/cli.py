@@ -28,10 +28,15 @@ HELP = ("Measure a RAG system question by question: found, grounded, right. Exit
 
 
 def _flags_without_metavar(params: list[Any]) -> list[Any]:
-    """Flags take no value: no ``<bool>`` next to them in the rich help."""
+    """Flags take no value: no ``<bool>`` next to them in the rich help. A flag given no
+    default (``--help``, the completion flags) defaults to False, not None: typer checks a
+    non-bool value with pydantic, whose import would double the time of ``--help``."""
     for param in params:
-        if getattr(param, "is_flag", False) and param.metavar is None:
-            param.metavar = ""
+        if getattr(param, "is_flag", False):
+            if param.metavar is None:
+                param.metavar = ""
+            if param.default is None and getattr(param, "is_bool_flag", False):
+                param.default = False
     return params
 
 
