@@ -258,7 +258,7 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
         output_root=output_root))
     if not quiet and not as_json:
         print_summary(result, out)
-    (err if as_json else out).print(escape(result.totals.line()))
+    (err if as_json else out).print(escape(result.totals.line()), soft_wrap=True)
     for note in result.metrics.notes:
         err.print(f"[yellow]note:[/] {escape(note)}")
     stale = result.metrics.provenance.index.get("stale")

@@ -57,19 +57,22 @@ def cell(text: object) -> Text:
 def table(title: str, header: Sequence[str], rows: Iterable[Sequence[object]], *,
           left: Iterable[str] = ()) -> Table:
     """A terminal table of literal cells; columns named in ``left`` are left-aligned, the
-    others right-aligned (numbers). Nothing is cut: number columns are never wrapped (text
-    columns give way first) and any cell too long for its column folds onto the next line
-    instead of ending in an ellipsis."""
+    others right-aligned (numbers). Nothing is cut: a number column is at least as wide as
+    its widest number (its header may fold), and any cell too long for its column folds
+    onto the next line instead of ending in an ellipsis."""
+    from rich.cells import cell_len
     from rich.table import Table
 
     left_cols = set(left)
+    cells = [[cell(c) for c in row] for row in rows]
     out = Table(title=plain(title), title_justify="left")
-    for col in header:
+    for i, col in enumerate(header):
         number = col not in left_cols
+        widest = max((cell_len(row[i].plain) for row in cells), default=0)
         out.add_column(plain(col), justify="right" if number else "left", overflow="fold",
-                       no_wrap=number)
-    for row in rows:
-        out.add_row(*(cell(c) for c in row))
+                       min_width=widest if number else None)
+    for row in cells:
+        out.add_row(*row)
     return out
 
 
@@ -87,18 +90,40 @@ def _is_terminal(console: Console) -> bool:
 
 
 def _fits(console: Console, grid: Table) -> bool:
-    """Whether the table fits the console with every number column at its full width and
-    every text column at least 8 characters (or its own width) wide."""
+    """Whether the table can fit: every number column as wide as its widest number, every
+    text column at least 8 characters (or its widest cell) wide."""
     from rich.measure import Measurement
 
-    options = console.options
     need = 0
     for col in grid.columns:
-        cells = [col.header, *col.cells]
-        widths = [Measurement.get(console, options, c).maximum for c in cells]
-        widest = max(widths, default=0)
-        need += (widest if col.no_wrap else min(widest, 8)) + 2  # cell padding
+        if col.min_width is not None:  # a number column
+            need += col.min_width
+        else:
+            widths = [Measurement.get(console, console.options, c).maximum
+                      for c in [col.header, *col.cells]]
+            need += min(max(widths, default=0), 8)
+        need += 2  # cell padding
     return need + len(grid.columns) + 1 <= console.width  # the vertical rules
+
+
+def _whole(rendered: str, grid: Table, width: int) -> bool:
+    """Whether rich drew the table whole: its top rule is within the width and closed (no
+    column cut off), and each number column is as wide as its widest number."""
+    from rich.cells import cell_len
+    from rich.text import Text
+
+    for line in rendered.splitlines():
+        top = Text.from_ansi(line).plain
+        if top.startswith("┏"):
+            break
+    else:
+        return False
+    if cell_len(top) > width or not top.endswith("┓"):
+        return False
+    spans = top[1:-1].split("┳")
+    return len(spans) == len(grid.columns) and all(
+        col.min_width is None or len(span) - 2 >= col.min_width
+        for span, col in zip(spans, grid.columns, strict=True))
 
 
 def print_table(console: Console, title: str, header: Sequence[str],
@@ -115,8 +140,13 @@ def print_table(console: Console, title: str, header: Sequence[str],
     if tty:
         grid = table(title, header, rows, left=left)
         if _fits(console, grid):
-            console.print(grid)
-            return
+            with console.capture() as drawn:
+                console.print(grid)
+            rendered = drawn.get()
+            if _whole(rendered, grid, console.width):  # rich's layout checked, not assumed
+                console.file.write(rendered)
+                console.file.flush()
+                return
     console.print(Text(f"{plain(title)}\n\n{md_table(header, rows)}\n"), soft_wrap=True,
                   highlight=False)
 
