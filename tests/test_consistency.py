@@ -49,9 +49,16 @@ def first_word(cell: str) -> str:
 
 
 def from_terminal(text: str, ids: set[str]) -> Verdicts:
+    """The question table `ragassay run` printed: stdout is not a terminal here, so it is
+    the Markdown table under its title (the terminal form leaves out the failure types)."""
+    table = text.split("questions: found, grounded, right", 1)[1]
     out = {}
-    for line in text.splitlines():
-        cells = [c.strip() for c in line.split("│")[1:-1]]
+    for line in table.splitlines():
+        if not line.startswith("| "):
+            if out:
+                break  # the end of the table
+            continue
+        cells = [c.strip() for c in line.strip("|").split(" | ")]
         if len(cells) == 6 and cells[0] in ids:
             out[cells[0]] = (cells[3], first_word(cells[4]), cells[5])
     return out

@@ -1,42 +1,91 @@
 """Command line: `ragassay index|run|sweep|gate|compare|report|judge-check|metrics|trec-eval|
-export-trec`, and the contract entry `eval.naive_rag.run_eval`."""
+export-trec`, and the contract entry `eval.naive_rag.run_eval`.
+
+Start-up imports typer and rich's console only; every command imports what it uses.
+Tables go to stdout (rich on a terminal, Markdown otherwise: never a cut number), or one
+JSON document with ``--format json``; notes, warnings and progress go to stderr.
+"""
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
-import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+from typer.core import TyperCommand, TyperGroup
 
+from . import __version__
 from .errors import BAD_INPUT, GATE_FAILED, INTERNAL_ERROR, NOT_MEASURED, InputError
-from .report.safe import table
 
 HELP = ("Measure a RAG system question by question: found, grounded, right. Exit codes: 0 ok, "
         "1 gate failed, 2 bad input, 3 questions not measured, 4 internal error.")
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=HELP)
+
+
+def _flags_without_metavar(params: list[Any]) -> list[Any]:
+    """Flags take no value: no ``<bool>`` next to them in the rich help. A flag given no
+    default (``--help``, the completion flags) defaults to False, not None: typer checks a
+    non-bool value with pydantic, whose import would double the time of ``--help``."""
+    for param in params:
+        if getattr(param, "is_flag", False):
+            if param.metavar is None:
+                param.metavar = ""
+            if param.default is None and getattr(param, "is_bool_flag", False):
+                param.default = False
+    return params
+
+
+class _Command(TyperCommand):
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _flags_without_metavar(super().get_params(ctx))
+
+
+class _Group(TyperGroup):
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _flags_without_metavar(super().get_params(ctx))
+
+
+app = typer.Typer(add_completion=True, no_args_is_help=True, help=HELP, cls=_Group)
 err = Console(stderr=True, soft_wrap=True, highlight=False)
 out = Console()
 
 T = TypeVar("T")
-# pypdf logs its own complaints ("EOF marker not found") before ragassay's one-line error
-# names the file; the CLI prints only the latter.
-logging.getLogger("pypdf").setLevel(logging.ERROR)
 
 
-def _debug_option(debug: Annotated[bool, typer.Option(
-        "--debug", help="Print the traceback of an internal error.")] = False) -> None:
+def _quiet_pypdf() -> None:
+    """pypdf logs its own complaints ("EOF marker not found") before ragassay's one-line
+    error names the file; the CLI prints only the latter."""
+    import logging
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"ragassay {__version__}")
+        raise typer.Exit()
+
+
+def _main_options(
+        debug: Annotated[bool, typer.Option(
+            "--debug", help="Print the traceback of an internal error.")] = False,
+        version: Annotated[bool, typer.Option(
+            "--version", help="Print the version and exit.", is_eager=True,
+            callback=_print_version)] = False) -> None:
+    _debug_option(debug)
+
+
+def _debug_option(debug: bool) -> None:
     if debug:
         os.environ["RAGASSAY_DEBUG"] = "1"
 
 
-app.callback()(_debug_option)
+app.callback()(_main_options)
 
 
 def _guard(fn: Callable[[], T]) -> T:
@@ -51,10 +100,56 @@ def _guard(fn: Callable[[], T]) -> T:
         raise
     except Exception as exc:
         if os.environ.get("RAGASSAY_DEBUG") == "1":
+            import traceback
+
             err.print(escape(traceback.format_exc()))
         err.print(f"[bold red]internal error:[/] {escape(f'{type(exc).__name__}: {exc}')} "
                   "(a bug in ragassay; rerun with --debug for the traceback)")
         raise typer.Exit(INTERNAL_ERROR) from None
+
+
+class Format(str, Enum):
+    """What a command prints on stdout."""
+
+    text = "text"
+    json = "json"
+
+
+FormatOpt = Annotated[Format, typer.Option(
+    "--format", help="text: tables and lines; json: one JSON document on stdout, messages "
+                     "on stderr.")]
+ProgressOpt = Annotated[bool | None, typer.Option(
+    "--progress/--no-progress", show_default=False,
+    help="Progress bars on stderr (default: on when stderr is a terminal).")]
+
+
+def _progress_on(progress: bool | None) -> bool:
+    from .progress import stderr_is_terminal
+
+    return stderr_is_terminal() if progress is None else progress
+
+
+def _with_progress(progress: bool | None, fn: Callable[[], T]) -> T:
+    """``fn()`` under ``_guard``, drawing progress as ``--progress/--no-progress`` says."""
+    from .progress import enabled_for
+
+    with enabled_for(_progress_on(progress)):
+        return _guard(fn)
+
+
+def _print_json(value: Any) -> None:
+    """One JSON document on stdout (the form of the JSON files ragassay writes)."""
+    from .jsonio import json_text
+
+    sys.stdout.write(json_text(value))
+    sys.stdout.flush()
+
+
+def _table(title: str, header: Sequence[str], rows: Iterable[Sequence[object]], *,
+           left: Iterable[str] = ()) -> None:
+    from .report.safe import print_table
+
+    print_table(out, title, header, rows, left=left)
 
 
 @app.command()
@@ -68,13 +163,19 @@ def index(
         "hashing"),
     if_stale: Annotated[bool, typer.Option(
         "--if-stale", help="Only build when the index is missing or out of date.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    progress: ProgressOpt = None,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", help="No progress bar (index prints no tables): --no-progress.")
+    ] = False,
 ) -> None:
     """Build `index.json` + `embeddings.npy` from a folder of documents."""
     from .embed import known_embedders
     from .errors import unknown_name
     from .index import build_index, index_status, skipped_note
     from .ingest.chunking import check_chunking
+
+    _quiet_pypdf()
+    show = _progress_on(False if quiet and progress is None else progress)
 
     def go() -> None:
         try:
@@ -91,7 +192,7 @@ def index(
                 return
             err.print(f"rebuilding index {out_dir}: {reason}")
         idx = build_index(source, out_dir, chunk_size=chunk_size, overlap=overlap,
-                          embedder=embedder, progress=not quiet)
+                          embedder=embedder, progress=show)
         note = skipped_note(idx.skipped)
         if note:
             err.print(f"[yellow]warning:[/] {escape(note)}")
@@ -99,7 +200,7 @@ def index(
         err.print(f"indexed {b['num_documents']} documents into {b['num_chunks']} chunks "
                   f"→ {out_dir}")
 
-    _guard(go)
+    _with_progress(show, go)
 
 
 def _load(config: Path, predictions: Path | None = None, chunks: Path | None = None,
@@ -125,7 +226,8 @@ ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="Evaluation conf
 RunIdOpt = Annotated[str | None, typer.Option("--run-id", help="Run folder name (default: time).")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing folder of that id.")]
 RootOpt = Annotated[Path | None, typer.Option(help="Override the config's output_root.")]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No tables on stdout.")]
+QuietOpt = Annotated[bool, typer.Option(
+    "--quiet", "-q", help="No tables on stdout (progress: see --progress).")]
 PredOpt = Annotated[Path | None, typer.Option(
     "--predictions", help="Score this predictions JSONL instead of the built-in pipeline.")]
 ChunksOpt = Annotated[Path | None, typer.Option(
@@ -141,17 +243,22 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
         chunks: ChunksOpt = None, k: KOpt = None, lenient: LenientOpt = False,
         apply_gate: Annotated[bool, typer.Option(
             "--gate", help="Then apply the config's gate: exit 1 when it fails.")] = False,
+        output_format: FormatOpt = Format.text, progress: ProgressOpt = None,
         ) -> None:
-    """Evaluate the configured pipeline (or a predictions file) and write the run folder."""
+    """Evaluate the configured pipeline (or a predictions file) and write the run folder.
+
+    With --format json, stdout is metrics.json plus `run_dir` (and `gate` with --gate)."""
     from .report.summary import print_summary
     from .run import run_evaluation
 
-    result = _guard(lambda: run_evaluation(
+    as_json = output_format is Format.json
+    _quiet_pypdf()
+    result = _with_progress(progress, lambda: run_evaluation(
         _load(config, predictions, chunks, k, lenient), run_id=run_id, force=force,
-        output_root=output_root, progress=not quiet))
-    if not quiet:
+        output_root=output_root))
+    if not quiet and not as_json:
         print_summary(result, out)
-    out.print(escape(result.totals.line()))
+    (err if as_json else out).print(escape(result.totals.line()), soft_wrap=True)
     for note in result.metrics.notes:
         err.print(f"[yellow]note:[/] {escape(note)}")
     stale = result.metrics.provenance.index.get("stale")
@@ -162,17 +269,28 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
     assert run_dir is not None  # written by run_evaluation
     err.print(f"run {escape(result.run_id)} → {escape(str(run_dir))}")
     failed = result.metrics.counts.answerer_errors
+    gate_result = None
+    if apply_gate and not failed:
+        gate_result = _gate(run_dir, None, config, None, None,
+                            lines_to=err if as_json else out)
+    if as_json:
+        doc = {**result.metrics.model_dump(mode="json"), "run_dir": str(run_dir)}
+        if gate_result is not None:
+            doc["gate"] = _gate_doc(gate_result)
+        _print_json(doc)
     if failed:
         err.print(f"[red]error:[/] {failed} questions not measured: the answerer call failed "
                   "(see answers.jsonl, not_measured); rerun to resume from the cache")
         raise typer.Exit(NOT_MEASURED)
-    if apply_gate and not _gate(run_dir, None, config, None, None):
+    if gate_result is not None and not gate_result.passed:
         raise typer.Exit(GATE_FAILED)
 
 
 def _gate(run_dir: Path, bars_text: list[str] | None, config: Path | None,
-          baseline: Path | None, junit: Path | None, fail_on_regression: bool = True) -> bool:
-    """Check a run against its bars (and a baseline); print one line per outcome."""
+          baseline: Path | None, junit: Path | None, fail_on_regression: bool = True, *,
+          lines_to: Console | None = None) -> Any:
+    """Check a run against its bars (and a baseline); print one line per outcome (on
+    ``lines_to``, stdout by default) and return the :class:`~ragassay.gate.GateResult`."""
     from .config import load_config, locate
     from .gate import (
         GateConfig,
@@ -206,9 +324,39 @@ def _gate(run_dir: Path, bars_text: list[str] | None, config: Path | None,
         return result
 
     result = _guard(go)
+    console = out if lines_to is None else lines_to
     for line in format_result(result):
-        out.print(escape(line), soft_wrap=True)
-    return bool(result.passed)
+        console.print(escape(line), soft_wrap=True)
+    return result
+
+
+def _gate_doc(result: Any) -> dict[str, Any]:
+    """The gate's verdict as JSON: bars, regressions, fixes, not measured, passed."""
+    from .gate import format_result
+
+    def flips(items: Iterable[Any]) -> list[dict[str, Any]]:
+        return [{"question_id": f.question_id, "checks": list(f.checks),
+                 "question": f.question} for f in items]
+
+    return {
+        "run_id": result.run_id,
+        "passed": bool(result.passed),
+        "bars": [{"bar": str(r.bar), "metric": r.bar.metric, "op": r.bar.op,
+                  "threshold": r.bar.threshold, "value": r.value, "passed": r.passed,
+                  "reason": r.reason, "baseline_value": r.baseline_value, "delta": r.delta}
+                 for r in result.bars],
+        "regressions": flips(result.regressions),
+        "fixes": flips(result.fixes),
+        "not_measured": list(result.not_measured),
+        "allow_missing": result.options.allow_missing,
+        "baseline_id": result.baseline_id,
+        "fail_on_regression": result.fail_on_regression,
+        "only_in_run": list(result.only_in_run),
+        "only_in_baseline": list(result.only_in_baseline),
+        "junit_questions": result.options.junit_questions,
+        "failing_questions": result.failing_questions,
+        "summary": format_result(result)[-1],
+    }
 
 
 @app.command()
@@ -222,9 +370,15 @@ def gate(run_dir: Annotated[Path, typer.Argument(help="The run folder to check."
              "--config", "-c", help="Config whose gate: to use (default: the run's).")] = None,
          junit: Annotated[Path | None, typer.Option(help="Write JUnit XML here.")] = None,
          fail_on_regression: Annotated[bool, typer.Option(
-             help="A regression against the baseline fails the gate.")] = True) -> None:
+             help="A regression against the baseline fails the gate.")] = True,
+         output_format: FormatOpt = Format.text) -> None:
     """Exit 1 when the run misses a bar or regresses against a baseline; 0 otherwise."""
-    if not _gate(run_dir, bar, config, baseline, junit, fail_on_regression):
+    as_json = output_format is Format.json
+    result = _gate(run_dir, bar, config, baseline, junit, fail_on_regression,
+                   lines_to=err if as_json else out)
+    if as_json:
+        _print_json(_gate_doc(result))
+    if not result.passed:
         raise typer.Exit(GATE_FAILED)
 
 
@@ -235,8 +389,12 @@ def sweep(config: ConfigOpt,
               "--threshold", help="Score thresholds to try besides none, e.g. 0.2,0.3.")] = None,
           sweep_id: Annotated[str, typer.Option(help="Output folder name.")] = "sweep",
           force: ForceOpt = False, output_root: RootOpt = None, predictions: PredOpt = None,
-          chunks: ChunksOpt = None, lenient: LenientOpt = False) -> None:
-    """Evaluate k = 1..N (and thresholds) in one call: table, sweep.json/md and a PNG plot."""
+          chunks: ChunksOpt = None, lenient: LenientOpt = False,
+          output_format: FormatOpt = Format.text, progress: ProgressOpt = None) -> None:
+    """Evaluate k = 1..N (and thresholds) in one call: table, sweep.json/md and a PNG plot.
+
+    With --format json, stdout is sweep.json plus `sweep_dir`."""
+    from .jsonio import read_json
     from .runfolder import check_run_id
     from .sweep import SWEEP_HEADER, parse_k_range, parse_thresholds, run_sweep, sweep_table
     from .sweep import write_sweep as save
@@ -252,10 +410,14 @@ def sweep(config: ConfigOpt,
         save(rows, dest, cfg=cfg, force=force)
         return rows, dest, notes
 
-    rows, dest, notes = _guard(go)
+    _quiet_pypdf()
+    rows, dest, notes = _with_progress(progress, go)
     for note in notes:
         err.print(f"[yellow]note:[/] {escape(note)}")
-    out.print(table("sweep", SWEEP_HEADER, sweep_table(rows)))
+    if output_format is Format.json:
+        _print_json({**read_json(dest / "sweep.json"), "sweep_dir": str(dest)})
+    else:
+        _table("sweep", SWEEP_HEADER, sweep_table(rows))
     err.print(f"sweep → {escape(str(dest))}/sweep.md, sweep.json, sweep.png")
 
 
@@ -265,17 +427,23 @@ def compare(runs: Annotated[list[Path], typer.Argument(help="Run folders, the ba
                 "--metric", "-m", help="Metric to compare (default: all in metrics.json).")] = None,
             seed: Annotated[int, typer.Option(help="Seed of the resampling tests.")] = 0,
             json_out: Annotated[Path | None, typer.Option(
-                "--json", help="Also write the full comparison as JSON.")] = None) -> None:
-    """Per-metric deltas between runs with paired randomization and t-test p-values."""
+                "--json", help="Also write the full comparison as JSON.")] = None,
+            output_format: FormatOpt = Format.text) -> None:
+    """Per-metric deltas between runs with paired randomization and t-test p-values.
+
+    With --format json, stdout is the comparison (the document --json writes)."""
     from .atomic import write_text
     from .jsonio import json_text
     from .report.compare import COMPARE_HEADER, compare_rows, compare_runs, summary_rows
 
     result = _guard(lambda: compare_runs(runs, metrics=metric or None, seed=seed))
-    header, rows = _guard(lambda: summary_rows(runs, metric or None))
-    out.print(table("runs", header, rows, left=["run", "pipeline"]))
-    out.print(table(f"compared with {runs[0]}", COMPARE_HEADER, compare_rows(result),
-                    left=["candidate", "metric"]))
+    if output_format is Format.json:
+        _print_json(result)
+    else:
+        header, rows = _guard(lambda: summary_rows(runs, metric or None))
+        _table("runs", header, rows, left=["run", "pipeline"])
+        _table(f"compared with {runs[0]}", COMPARE_HEADER, compare_rows(result),
+               left=["candidate", "metric"])
     if json_out is not None:
         write_text(json_out, json_text(result))
 
@@ -288,9 +456,9 @@ def metrics_cmd(list_: Annotated[bool, typer.Option("--list", help="List the mea
     from .metrics import list_measures
 
     header = ["name", "group", "better", "cutoff", "trec_eval", "formula"]
-    out.print(table("measures (name_at_k; also name@k, name.k)", header, (
+    _table("measures (name_at_k; also name@k, name.k)", header, (
         [info.name, info.group, "higher" if info.higher_is_better else "lower", info.cutoff,
-         info.trec_eval or "—", info.formula] for info in list_measures(None)), left=header))
+         info.trec_eval or "—", info.formula] for info in list_measures(None)), left=header)
 
 
 @app.command("trec-eval")
@@ -381,5 +549,14 @@ def run_eval_main(argv: list[str] | None = None) -> None:
         args.remove("--debug")
         _debug_option(True)
     single = typer.Typer(add_completion=False, help=HELP)
-    single.command()(run)
+    single.command(cls=_Command)(run)
     single(args=args, prog_name="run_eval")
+
+
+for _info in app.registered_commands:  # every command's help shows flags without <bool>
+    if _info.cls in (None, TyperCommand):
+        _info.cls = _Command
+
+
+if __name__ == "__main__":
+    app()

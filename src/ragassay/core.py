@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import __version__
+from . import progress as stages
 from .answer.prompt import TOKENIZER, build_prompt, count_tokens
 from .checks import question_checks, totals
 from .config import EvalConfig
@@ -275,7 +276,7 @@ def score(cfg: EvalConfig, inputs: Inputs, predicted: Predicted, *, k: int,
         score_question(cfg, inputs, q, predicted.predictions.get(q.question_id), k=k,
                        threshold=threshold, ranking=predicted.rankings.get(q.question_id),
                        not_measured=predicted.errors.get(q.question_id, NO_PREDICTION))
-        for q in inputs.questions
+        for q in stages.track(inputs.questions, "scoring")
     ]
 
 
@@ -288,12 +289,25 @@ def judge(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult]) -> Non
     from .endpoint import EndpointError, OpenAICompatClient
     from .judge import Judge
 
+    class CountingJudge(Judge):
+        """The judge, advancing the progress bar as each answer's judgement ends."""
+
+        def __init__(self, client: OpenAICompatClient, step: stages.Bar) -> None:
+            super().__init__(client)
+            self.step = step
+
+        def judge_answer(self, answer: Any, cited_chunks: Any) -> Any:
+            try:
+                return super().judge_answer(answer, cited_chunks)
+            finally:
+                self.step.advance()
+
     todo = [r for r in results if r.answer is not None]
     store = inputs.store
     items = [(r.answer, [store.chunk(c) for c in r.scores["cited_ids"] if store.has(c)])
              for r in todo]
-    with OpenAICompatClient(cfg.judge) as client:
-        verdicts = Judge(client).judge_many(items)  # type: ignore[arg-type]
+    with OpenAICompatClient(cfg.judge) as client, stages.bar("judging", len(items)) as bar:
+        verdicts = CountingJudge(client, bar).judge_many(items)  # type: ignore[arg-type]
     for r, res in zip(todo, verdicts, strict=True):
         if isinstance(res, EndpointError):
             r.judge = {"error": str(res)}

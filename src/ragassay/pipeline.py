@@ -11,9 +11,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from rich.console import Console
-from rich.progress import track
-
+from . import progress as stages
 from .answer.extractive import DECLINE_TEXT, ExtractiveAnswerer
 from .answer.llm import LLMAnswerer
 from .answer.prompt import build_prompt, count_tokens
@@ -40,6 +38,7 @@ from .text import guess_language
 from .vector import ApproximateSearch, ExactSearch, VectorSearch
 
 PRESET_EMBEDDERS = {"dense_e5": "e5-small", "dense_use": "use-multilingual"}
+RETRIEVE_BATCH = 256  # queries per search call (the dense retriever's own batch size)
 
 
 def make_retriever(index: Index, cfg: EvalConfig) -> Any:
@@ -97,7 +96,15 @@ class Pipeline:
 
     def retrieve(self, questions: Sequence[Question], k: int) -> list[Ranking]:
         t0 = time.perf_counter()
-        rankings = self.retriever.search([q.question for q in questions], k)
+        texts = [q.question for q in questions]
+        rankings: list[Ranking] = []
+        # In batches for the progress bar only: a query's ranking never depends on the
+        # other queries of its batch (see retrieve.VectorRetriever, vector.ExactSearch).
+        with stages.bar("retrieval", len(texts)) as bar:
+            for start in range(0, len(texts), RETRIEVE_BATCH):
+                batch = texts[start : start + RETRIEVE_BATCH]
+                rankings += self.retriever.search(batch, k)
+                bar.advance(len(batch))
         # Queries are searched in batches: each gets its share of the batch time.
         self.retrieve_ms = (time.perf_counter() - t0) * 1000 / max(len(questions), 1)
         return rankings
@@ -149,15 +156,21 @@ class Pipeline:
         items = [(q, answer_hits(r, k, threshold))
                  for q, r in zip(questions, rankings, strict=True)]
         a = self.answerer_cfg
+        on = True if progress else None  # else as the command line says (off in the API)
         if a.kind == "llm":
             cfg = a.endpoint()
-            results: list[Any] = map_bounded(lambda it: self._answer_one(*it), items,
-                                             cfg.concurrency, deadline_after(cfg.run_timeout_s))
+            with stages.bar("answering", len(items), enabled=on) as bar:
+                def answer(item: tuple[Question, list[Hit]]) -> Any:
+                    try:  # the same call, counted when it ends (results and errors alike)
+                        return self._answer_one(*item)
+                    finally:
+                        bar.advance()
+
+                results: list[Any] = map_bounded(answer, items, cfg.concurrency,
+                                                 deadline_after(cfg.run_timeout_s))
         else:
-            seq: Iterable[tuple[Question, list[Hit]]] = items
-            if progress:
-                seq = track(items, description="answering", console=Console(stderr=True),
-                            transient=True)
+            seq: Iterable[tuple[Question, list[Hit]]] = stages.track(items, "answering",
+                                                                     enabled=on)
             results = [self._answer_one(q, hits) for q, hits in seq]
         preds: dict[str, Prediction] = {}
         errors: dict[str, str] = {}

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from . import progress as stages
 from .atomic import FolderWriter, write_folder
 from .checks import totals
 from .config import EvalConfig, check_endpoints
@@ -90,8 +91,10 @@ def run_sweep(cfg: EvalConfig, ks: Sequence[int], thresholds: list[float | None]
         fixed = Predicted({qid: p.model_copy(update={"usage": None})
                            for qid, p in given.items()})
     rows = []
-    for threshold in thresholds:
-        for k in ks:
+    settings = [(threshold, k) for threshold in thresholds for k in ks]
+    with stages.bar("sweep settings", len(settings), enabled=True if progress else None
+                    ) as bar:
+        for threshold, k in settings:
             predicted = fixed or predict(cfg, inputs, k=k, threshold=threshold,
                                          pipeline=pipeline, rankings=rankings,
                                          progress=progress)
@@ -116,6 +119,7 @@ def run_sweep(cfg: EvalConfig, ks: Sequence[int], thresholds: list[float | None]
                 "cost_total": cost["total"],
                 **cis,
             })
+            bar.advance()
     return rows, ([note] if note else []) + inputs.warnings
 
 

@@ -126,18 +126,14 @@ def embed_chunks(embedder: Embedder, texts: Sequence[str], *, batch_size: int = 
                  progress: bool = False) -> np.ndarray:
     """Embed texts in batches into one float32 ``(n, dimension)`` array.
 
-    With ``progress``, a progress bar is drawn on stderr.
+    With ``progress``, a progress bar is drawn on stderr (:mod:`ragassay.progress`; without
+    it, as the command line's ``--progress`` says).
     """
-    out = np.zeros((len(texts), embedder.dimension), dtype=np.float32)
-    bar = None
-    if progress:
-        from rich.console import Console
-        from rich.progress import Progress
+    from .. import progress as stages
 
-        bar = Progress(console=Console(stderr=True), transient=True)
-        task = bar.add_task(f"embedding ({embedder.model})", total=len(texts))
-        bar.start()
-    try:
+    out = np.zeros((len(texts), embedder.dimension), dtype=np.float32)
+    with stages.bar(f"embedding ({embedder.model})", len(texts),
+                    enabled=True if progress else None) as bar:
         for start in range(0, len(texts), batch_size):
             batch = texts[start : start + batch_size]
             vecs = np.asarray(embedder.embed_documents(batch))
@@ -146,9 +142,5 @@ def embed_chunks(embedder: Embedder, texts: Sequence[str], *, batch_size: int = 
                                  f"{len(batch)} texts; expected ({len(batch)}, "
                                  f"{embedder.dimension})")
             out[start : start + len(batch)] = vecs
-            if bar is not None:
-                bar.advance(task, len(batch))
-    finally:
-        if bar is not None:
-            bar.stop()
+            bar.advance(len(batch))
     return out

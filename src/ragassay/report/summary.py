@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
 from ..checks import verdict_text
-from .safe import md, md_code, md_table, table
+from .safe import md, md_code, md_table, print_table
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from ..runfolder import RunMetrics, RunResult
 
 
@@ -147,16 +147,22 @@ def render_summary_md(result: RunResult) -> str:
 
 
 def print_summary(result: RunResult, console: Console | None = None) -> None:
-    """A short terminal view: metrics tables, questions, then the failure counts that fired."""
-    console = console or Console()
+    """A short terminal view: metrics tables, questions, then the failure counts that fired.
+
+    On a terminal these are rich tables; otherwise (a CI log, a pipe) Markdown tables with
+    the cells of ``summary.md`` (:func:`~.safe.print_table`): no number is ever cut."""
+    if console is None:
+        from rich.console import Console
+
+        console = Console()
     metrics = result.metrics
     for group in ("retrieval", "answer"):
-        console.print(table(f"{group} metrics", METRIC_HEADER, metric_rows(metrics, group),
-                            left=["metric"]))
+        print_table(console, f"{group} metrics", METRIC_HEADER, metric_rows(metrics, group),
+                    left=["metric"])
     header = question_header(metrics.checks.k)[:-1]  # failure types: see the table below
-    console.print(table("questions: found, grounded, right", header,
-                        (row[:-1] for row in question_rows(result)), left=header))
+    print_table(console, "questions: found, grounded, right", header,
+                (row[:-1] for row in question_rows(result)), left=header)
     fired = [(label, str(n)) for label, n in metrics.failures["counts"].items() if n]
     if fired:
-        console.print(table("failure types", ["failure type", "questions"], fired,
-                            left=["failure type"]))
+        print_table(console, "failure types", ["failure type", "questions"], fired,
+                    left=["failure type"])
