@@ -279,8 +279,11 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
             doc["gate"] = _gate_doc(gate_result)
         _print_json(doc)
     if failed:
-        err.print(f"[red]error:[/] {failed} questions not measured: the answerer call failed "
-                  "(see answers.jsonl, not_measured); rerun to resume from the cache")
+        first = next((q.not_measured for q in result.questions if q.not_measured),
+                     "the answerer call failed")
+        err.print(f"[red]error:[/] {failed} questions not measured (answers.jsonl, "
+                  f"not_measured), e.g. {escape(first)}; their retrieval is measured; rerun to "
+                  "resume from the cache")
         raise typer.Exit(NOT_MEASURED)
     if gate_result is not None and not gate_result.passed:
         raise typer.Exit(GATE_FAILED)
