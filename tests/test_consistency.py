@@ -71,9 +71,22 @@ _ROW = re.compile(r'<tr class="main"><td class="ids">(.*?)</td><td class="questi
                   r'<td class="num">.*?</td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td>')
 
 
+_ROWS_JSON = re.compile(r'<script type="application/json" id="rows">(.*?)</script>', re.S)
+
+
 def from_html(page: str) -> Verdicts:
-    return {unescape(m[0]): (unescape(m[1]), first_word(unescape(m[2])), unescape(m[3]))
-            for m in _ROW.findall(page)}
+    """The verdicts as the page shows them: every question from the JSON rows the page's
+    script draws its list from (a cell reads ``yes`` / ``no`` / ``—``, grounded with its
+    reason), and the static rows shown with JavaScript off must say the same."""
+    static = {unescape(m[0]): (unescape(m[1]), first_word(unescape(m[2])), unescape(m[3]))
+              for m in _ROW.findall(page)}
+    match = _ROWS_JSON.search(page)
+    assert match, "no embedded rows"
+    rows = json.loads(match.group(1))["rows"]
+    drawn = {r["id"]: (verdict_text(r["c"][0]), verdict_text(r["c"][1]), verdict_text(r["c"][2]))
+             for r in rows}
+    assert static and {qid: drawn.get(qid) for qid in static} == static
+    return drawn
 
 
 _CHECKS = re.compile(r"checks: found=(\S+) grounded=(\S+) right=(\S+) \(found = (.*)\)")
