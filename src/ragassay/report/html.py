@@ -175,7 +175,7 @@ def _totals_section(result: RunResult) -> str:
     cost_line = (f"prompt tokens {_tokens(cost.get('prompt_tokens'))} · completion tokens "
                  f"{_tokens(cost.get('completion_tokens'))}"
                  + (f" ({extra_text})" if extra_text else ""))
-    parts = ['<section id="totals" class="totals">',
+    parts = ['<section class="totals">',
              f'<p class="line"><strong>{_e(result.totals.line())}</strong></p>',
              f"<p>Cost: {cost_line}</p>"]
     if lat_parts:

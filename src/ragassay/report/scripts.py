@@ -142,5 +142,13 @@ document.addEventListener("toggle",function(e){var d=e.target;if(!d.open||!d.has
   var box=d.querySelector(".side");if(box.hasChildNodes())return;var p=P.pairs[+d.getAttribute("data-pair")],h="";
   for(var j=0;j<2;j++){var r=p.runs[j];h+='<div class="half"><h3>'+esc(P.names[p.idx[j]])+'</h3>'+(r?detail(r,P.ks[p.idx[j]]):'<p class="nm">not in this run</p>')+'</div>';}
   box.innerHTML=h;},true);
+function filter(bar){
+  var dir=bar.querySelector(".f-dir").value,chk=bar.querySelector(".f-check").value,table=bar.nextElementSibling.querySelector("table"),n=0,all=table.tBodies.length;
+  for(var i=0;i<all;i++){var b=table.tBodies[i],ok=(!dir||b.getAttribute("data-dir")===dir)&&(!chk||(" "+b.getAttribute("data-checks")+" ").indexOf(" "+chk+" ")>=0);
+    b.style.display=ok?"":"none";if(ok)n++;}
+  bar.querySelector(".count").textContent=n+" of "+all+" shown";
+}
+var bars=document.querySelectorAll(".filters[data-cand]");
+for(var i=0;i<bars.length;i++){(function(bar){bar.addEventListener("change",function(){filter(bar);});filter(bar);})(bars[i]);}
 document.documentElement.setAttribute("data-ready","1");
 })();"""
