@@ -540,9 +540,12 @@ def test_script_is_escaped_everywhere(tmp_path: Path) -> None:
     assert "<script" not in static_part(page) and EVIL not in page
     # only the page's own three script elements; the JSON rows hold every "<" as \u003c
     assert page.count("<script") == 3 and page.count("</script") == 3 and "<!--" not in page
-    rows = embedded(page, "rows")["rows"]
+    data = embedded(page, "rows")
+    rows, strings = data["rows"], data["strings"]
     assert rows[0]["q"] == EVIL and rows[0]["text"] == EVIL and rows[0]["id"] == "q1"
-    assert rows[0]["ev"]["answer_failure.partial_answer"] == {"why": EVIL}
+    labels = [strings[i] for i in rows[0]["lab"]]
+    assert rows[0]["ev"][labels.index("answer_failure.partial_answer")] == {"why": EVIL}
+    assert f"{EVIL}d::chunk-003" in strings
     assert f"{EVIL}d::chunk-003" in embedded(page, "chunks")
     escaped = html.escape(EVIL)
     assert f"<title>ragassay run {escaped}</title>" in page

@@ -19,7 +19,7 @@ from ..checks import CHECKS, verdict_text
 from ..runfolder import QuestionResult, RunResult, read_run, referenced_chunk_ids
 from .charts import _e, _num, higher_is_better
 from .compare import compare_runs
-from .html import _CSS, _table, _totals_section, json_script, question_row
+from .html import _CSS, Strings, _table, _totals_section, json_script, question_row
 from .scripts import COMPARE_SCRIPT
 
 
@@ -67,6 +67,7 @@ def render_compare_html(run_dirs: list[Path], *, seed: int = 0) -> str:
     title = f"ragassay comparison: {names[0]} vs {', '.join(names[1:])}"
     pairs: list[dict[str, Any]] = []
     texts: dict[str, str] = {}
+    strings = Strings()
     body = [f"<header><h1>{_e(title)}</h1>",
             "<p>Baseline first. Deltas are candidate − baseline with a paired bootstrap 95% "
             f"CI over the questions both runs measured (seed {_e(seed)}); ↓ marks a metric "
@@ -75,9 +76,10 @@ def render_compare_html(run_dirs: list[Path], *, seed: int = 0) -> str:
         rows = [c for c in result["comparisons"] if Path(c["candidate"]) == Path(run_dirs[c_idx])]
         body.append(f'<section class="cand"><h2>{_e(names[c_idx])} vs {_e(names[0])}</h2>')
         body.append(_delta_table(rows))
-        body.append(_flip_section(runs[0], cand, c_idx, names, pairs, texts))
+        body.append(_flip_section(runs[0], cand, c_idx, names, pairs, texts, strings))
         body.append("</section>")
-    data = {"names": names, "ks": [r.totals.k for r in runs], "pairs": pairs}
+    data = {"names": names, "ks": [r.totals.k for r in runs], "strings": strings.table,
+            "pairs": pairs}
     body += [json_script("pairs", data), json_script("chunks", texts),
              f"<script>{COMPARE_SCRIPT}</script>"]
     return "\n".join(["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
@@ -128,7 +130,7 @@ def _delta_table(rows: list[dict[str, Any]]) -> str:
 
 
 def _flip_section(base: RunResult, cand: RunResult, c_idx: int, names: list[str],
-                  pairs: list[dict[str, Any]], texts: dict[str, str]) -> str:
+                  pairs: list[dict[str, Any]], texts: dict[str, str], strings: Strings) -> str:
     flipped = flips(base, cand)
     lost = sum(1 for f in flipped if f["direction"] == "pass→fail")
     head = (f"<h3>Questions that flipped</h3><p>{len(flipped)} questions changed a recorded "
@@ -151,7 +153,8 @@ def _flip_section(base: RunResult, cand: RunResult, c_idx: int, names: list[str]
         other: QuestionResult = f["other"]
         i = len(pairs)
         pairs.append({"idx": [0, c_idx],
-                      "runs": [question_row(q, k_base), question_row(other, k_cand)]})
+                      "runs": [question_row(q, k_base, strings),
+                               question_row(other, k_cand, strings)]})
         for run, x in ((base, q), (cand, other)):
             for cid in referenced_chunk_ids(x):
                 if cid in run.chunk_texts and cid not in texts:

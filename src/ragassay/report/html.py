@@ -385,39 +385,63 @@ def _score(value: Any) -> float | None:
     return round(float(value), 4) if _is_number(value) else None
 
 
-def question_row(q: QuestionResult, k: int) -> dict[str, Any]:
-    """A question as one compact JSON row of the page (the script renders it on demand)."""
+class Strings:
+    """A table of repeated strings (chunk ids, labels, topics, statuses): rows refer to them by
+    position, which keeps 10,000 questions within a few megabytes."""
+
+    def __init__(self) -> None:
+        self.table: list[str] = []
+        self._index: dict[str, int] = {}
+
+    def __call__(self, text: str | None) -> int | None:
+        if text is None:
+            return None
+        if text not in self._index:
+            self._index[text] = len(self.table)
+            self.table.append(text)
+        return self._index[text]
+
+
+def question_row(q: QuestionResult, k: int, s: Strings) -> dict[str, Any]:
+    """A question as one compact JSON row of the page (the script decodes it with the string
+    table ``s`` and renders it on demand): chunk ids, labels, topic and status are positions
+    in ``s``; ``ret`` holds ``[chunk, score, gold]`` per retrieved chunk (its rank appended
+    when it is not the position), ``ev`` the evidence per label in ``lab`` order."""
     cited = q.scores.get("cited_ids")
+    ret = []
+    for i, h in enumerate(q.retrieved[:max(k, RETRIEVED_SHOWN)]):
+        entry: list[Any] = [s(h.chunk_id), _score(h.score), 1 if h.gold else 0]
+        ret.append(entry if h.rank == i + 1 else [*entry, h.rank])
     row: dict[str, Any] = {
-        "id": q.question_id, "q": q.question, "topic": q.topic, "ans": q.answerable,
-        "st": q.answer.status if q.answer is not None else None,
+        "id": q.question_id, "q": q.question, "topic": s(q.topic), "ans": q.answerable,
+        "st": s(q.answer.status) if q.answer is not None else None,
         "c": [q.checks.found, q.checks.grounded, q.checks.right],
         "gr": q.scores.get("groundedness_reason") or "",
         "rank": q.retrieval.get("rank"),
         "top": _score(q.retrieved[0].score) if q.retrieved else None,
-        "lab": list(q.failures),
-        "ret": [[h.rank, h.chunk_id, _score(h.score), 1 if h.gold else 0]
-                for h in q.retrieved[:max(k, RETRIEVED_SHOWN)]],
-        "nret": len(q.retrieved),
-        "gold": q.gold_chunk_ids,
+        "lab": [s(label) for label in q.failures],
+        "ret": ret, "nret": len(q.retrieved),
+        "gold": [s(c) for c in q.gold_chunk_ids],
     }
     if q.gold_rank_in_index:
         row["gri"] = q.gold_rank_in_index
     if q.answer is not None:
         row["text"] = q.answer.text
-        row["cit"] = [[c.chunk_id, c.page] for c in q.answer.citations]
-        row["cited"] = [str(c) for c in cited] if isinstance(cited, list) else []
+        row["cit"] = [[s(c.chunk_id), c.page] for c in q.answer.citations]
+        row["cited"] = [s(str(c)) for c in cited] if isinstance(cited, list) else []
     if q.not_measured:
         row["nm"] = q.not_measured
     if q.failures:
-        row["ev"] = q.failures
+        row["ev"] = list(q.failures.values())
     return row
 
 
 def _rows_json(result: RunResult) -> dict[str, Any]:
     k = result.totals.k
+    strings = Strings()
+    rows = [question_row(q, k, strings) for q in failing_first(result.questions)]
     return {"k": k, "static": min(STATIC_ROWS, len(result.questions)), "colors": CATEGORY_COLORS,
-            "rows": [question_row(q, k) for q in failing_first(result.questions)]}
+            "strings": strings.table, "rows": rows}
 
 
 def _chunks_json(result: RunResult) -> dict[str, str]:

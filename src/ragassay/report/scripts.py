@@ -18,6 +18,15 @@ function cat(l){return l.split(".")[0];}
 function short(l){var i=l.indexOf(".");return i<0?l:l.slice(i+1);}
 function json(id){var el=document.getElementById(id);return el?JSON.parse(el.textContent):null;}
 var TEXTS=json("chunks")||{};
+function decode(r,S){
+  function str(i){return i===null||i===undefined?null:S[i];}
+  r.lab=r.lab.map(str);r.topic=str(r.topic);r.st=str(r.st);r.gold=r.gold.map(str);
+  r.ret=r.ret.map(function(c,i){return [c.length>3?c[3]:i+1,S[c[0]],c[1],c[2]];});
+  if(r.cit)r.cit=r.cit.map(function(c){return [S[c[0]],c[1]];});
+  if(r.cited)r.cited=r.cited.map(str);
+  if(r.ev){var e={};r.lab.forEach(function(l,i){e[l]=r.ev[i];});r.ev=e;}
+  return r;
+}
 function chunkText(id){
   if(!Object.prototype.hasOwnProperty.call(TEXTS,id))return '<span class="nm">text not recorded</span>';
   return '<details class="chunk"><summary>text</summary><pre class="ctext">'+esc(TEXTS[id])+'</pre></details>';
@@ -68,7 +77,7 @@ function detail(r,k){
 
 SCRIPT = r"""(function(){"use strict";
 """ + _COMMON + r"""
-var D=json("rows"),ROWS=D.rows,K=D.k,COL=D.colors,PAGE=100,shown=PAGE;
+var D=json("rows"),ROWS=D.rows.map(function(r){return decode(r,D.strings);}),K=D.k,COL=D.colors,PAGE=100,shown=PAGE;
 var table=document.getElementById("qtable"),controls=document.getElementById("controls"),pager=document.getElementById("pager");
 function labels(r){if(!r.lab.length)return "\u2014";var h="";for(var i=0;i<r.lab.length;i++){var l=r.lab[i];
   h+='<span class="tag" style="border-color:'+esc(COL[cat(l)]||"#999999")+'" title="'+esc(l)+'">'+esc(short(l))+'</span>';}return h;}
@@ -132,12 +141,12 @@ controls.addEventListener("change",apply);
 controls.addEventListener("input",function(e){if(e.target.id==="f-text")apply();});
 var note=document.getElementById("static-note");if(note)note.style.display="none";
 apply();
-document.documentElement.setAttribute("data-ready","1");
+document.documentElement.setAttribute("data-ready",String(Math.round(performance.now())));
 })();"""
 
 COMPARE_SCRIPT = r"""(function(){"use strict";
 """ + _COMMON + r"""
-var P=json("pairs");
+var P=json("pairs");P.pairs.forEach(function(p){p.runs=p.runs.map(function(r){return r&&decode(r,P.strings);});});
 document.addEventListener("toggle",function(e){var d=e.target;if(!d.open||!d.hasAttribute("data-pair"))return;
   var box=d.querySelector(".side");if(box.hasChildNodes())return;var p=P.pairs[+d.getAttribute("data-pair")],h="";
   for(var j=0;j<2;j++){var r=p.runs[j];h+='<div class="half"><h3>'+esc(P.names[p.idx[j]])+'</h3>'+(r?detail(r,P.ks[p.idx[j]]):'<p class="nm">not in this run</p>')+'</div>';}
