@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 import ragassay.cli as cli
 from ragassay.checks import verdict_text
+from ragassay.report.html import decode_row
 from ragassay.runfolder import RunResult, read_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,7 +83,8 @@ def from_html(page: str) -> Verdicts:
               for m in _ROW.findall(page)}
     match = _ROWS_JSON.search(page)
     assert match, "no embedded rows"
-    rows = json.loads(match.group(1))["rows"]
+    data = json.loads(match.group(1))
+    rows = [decode_row(r, data["strings"]) for r in data["rows"]]
     drawn = {r["id"]: (verdict_text(r["c"][0]), verdict_text(r["c"][1]), verdict_text(r["c"][2]))
              for r in rows}
     assert static and {qid: drawn.get(qid) for qid in static} == static

@@ -33,7 +33,7 @@ from ragassay.checks import totals, verdict_text
 from ragassay.core import NO_PREDICTION
 from ragassay.diagnose import LABELS
 from ragassay.report.charts import BAR_PLOT_W, FAIL_LABEL_W, FAIL_PLOT_W, LABEL_W
-from ragassay.report.html import failing_first, render_html, write_html
+from ragassay.report.html import decode_row, failing_first, render_html, write_html
 from ragassay.run import run_evaluation
 from ragassay.runfolder import Aggregate
 from ragassay.schema import (
@@ -541,11 +541,10 @@ def test_script_is_escaped_everywhere(tmp_path: Path) -> None:
     # only the page's own three script elements; the JSON rows hold every "<" as \u003c
     assert page.count("<script") == 3 and page.count("</script") == 3 and "<!--" not in page
     data = embedded(page, "rows")
-    rows, strings = data["rows"], data["strings"]
-    assert rows[0]["q"] == EVIL and rows[0]["text"] == EVIL and rows[0]["id"] == "q1"
-    labels = [strings[i] for i in rows[0]["lab"]]
-    assert rows[0]["ev"][labels.index("answer_failure.partial_answer")] == {"why": EVIL}
-    assert f"{EVIL}d::chunk-003" in strings
+    row = decode_row(data["rows"][0], data["strings"])
+    assert row["q"] == EVIL and row["text"] == EVIL and row["id"] == "q1"
+    assert row["ev"]["answer_failure.partial_answer"] == {"why": EVIL}
+    assert f"{EVIL}d::chunk-003" in [c[1] for c in row["ret"]]
     assert f"{EVIL}d::chunk-003" in embedded(page, "chunks")
     escaped = html.escape(EVIL)
     assert f"<title>ragassay run {escaped}</title>" in page
@@ -573,7 +572,8 @@ def test_any_text_is_escaped(question: str, answer: str) -> None:
         assert write_html(folder).read_bytes().decode("utf-8") == page  # read back: same page
     low = page.lower()
     assert low.count("<script") == 3 and low.count("</script") == 3 and "<!--" not in page
-    row = embedded(page, "rows")["rows"][0]
+    data = embedded(page, "rows")
+    row = decode_row(data["rows"][0], data["strings"])
     assert row["q"] == question and row["text"] == answer
     assert f'<td class="question">{html.escape(question)}</td>' in page
     assert f'<p class="answer">{html.escape(answer or "—")}</p>' in page
@@ -689,3 +689,21 @@ def test_page_in_a_headless_browser(tmp_path: Path) -> None:
         assert row["cells"][3:6] == [verdict_text(q.checks.found), grounded_cell(q),
                                      verdict_text(q.checks.right)]
     assert html.escape(result.totals.line()) in done.stdout
+
+
+def test_embedded_rows_decode_to_the_questions(real_run: tuple[RunResult, Path]) -> None:
+    """The compact rows the page's script reads say what the run record says."""
+    result, run_dir = real_run
+    data = embedded(page_of(run_dir), "rows")
+    assert data["k"] == result.totals.k
+    rows = [decode_row(r, data["strings"]) for r in data["rows"]]
+    for q, r in zip(failing_first(result.questions), rows, strict=True):
+        assert r["id"] == q.question_id and r["q"] == q.question and r["topic"] == q.topic
+        assert r["c"] == [q.checks.found, q.checks.grounded, q.checks.right]
+        assert r["lab"] == list(q.failures) and (r["ev"] or {}) == q.failures
+        assert r["gold"] == q.gold_chunk_ids and r["nret"] == len(q.retrieved)
+        assert [(x[0], x[1], x[3]) for x in r["ret"]] == [
+            (h.rank, h.chunk_id, h.gold) for h in q.retrieved[:len(r["ret"])]]
+        assert q.answer is not None and r["text"] == q.answer.text
+        assert r["cited"] == q.scores["cited_ids"]
+    assert embedded(page_of(run_dir), "chunks") == result.chunk_texts

@@ -179,7 +179,8 @@ def _flip_section(base: RunResult, cand: RunResult, c_idx: int, names: list[str]
 _COMPARE_CSS = """
 tr.delta.better td.d{color:#116329;font-weight:600}tr.delta.worse td.d{color:#cf222e;
 font-weight:600}
-table.flips{width:100%}tbody.flip.lost td{background:var(--fail)}
+table.flips{width:100%}table.flips td.ids{white-space:nowrap}
+tbody.flip.lost td{background:var(--fail)}
 tbody.flip tr.main td{border-bottom:none}
 .side{display:grid;grid-template-columns:1fr 1fr;gap:1rem}.half{min-width:0}
 .half h3{font-size:1rem;margin:.4rem 0;border-bottom:1px solid var(--line)}

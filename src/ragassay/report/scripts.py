@@ -18,13 +18,23 @@ function cat(l){return l.split(".")[0];}
 function short(l){var i=l.indexOf(".");return i<0?l:l.slice(i+1);}
 function json(id){var el=document.getElementById(id);return el?JSON.parse(el.textContent):null;}
 var TEXTS=json("chunks")||{};
-function decode(r,S){
+var FIELDS=["id","q","topic","ans","st","c","gr","rank","top","lab","ret","nret","gold","gri","text","cit","cited","nm","ev"];
+var CH={"y":true,"n":false,"-":null};
+function decode(a,S){
+  var r={},i;for(i=0;i<FIELDS.length;i++)r[FIELDS[i]]=i<a.length?a[i]:null;
   function str(i){return i===null||i===undefined?null:S[i];}
-  r.lab=r.lab.map(str);r.topic=str(r.topic);r.st=str(r.st);r.gold=r.gold.map(str);
-  r.ret=r.ret.map(function(c,i){return [c.length>3?c[3]:i+1,S[c[0]],c[1],c[2]];});
-  if(r.cit)r.cit=r.cit.map(function(c){return [S[c[0]],c[1]];});
-  if(r.cited)r.cited=r.cited.map(str);
-  if(r.ev){var e={};r.lab.forEach(function(l,i){e[l]=r.ev[i];});r.ev=e;}
+  function un(v){if(typeof v==="string")return v.charAt(0)==="~"?S[+v.slice(1)]:v;
+    if(Array.isArray(v))return v.map(un);
+    if(v&&typeof v==="object"){var o={};for(var key in v)if(Object.prototype.hasOwnProperty.call(v,key))o[un(key)]=un(v[key]);return o;}
+    return v;}
+  r.lab=(r.lab||[]).map(str);r.topic=str(r.topic);r.st=str(r.st);r.gr=str(r.gr)||"";r.nm=str(r.nm);
+  r.gold=(r.gold||[]).map(str);r.c=r.c.split("").map(function(x){return CH[x];});
+  var g={};r.gold.forEach(function(x){g[x]=1;});
+  r.ret=(r.ret||[]).map(function(c,i){return [c.length>2?c[3]:i+1,S[c[0]],c[1],c.length>2?c[2]:(g[S[c[0]]]?1:0)];});
+  if(r.nret===null)r.nret=r.ret.length;
+  if(r.cit!==null){r.cit=r.cit.map(function(c){return [S[c[0]],c[1]];});r.cited=(r.cited||[]).map(str);}
+  else{delete r.text;}
+  if(r.ev){var e={},ev=un(r.ev);r.lab.forEach(function(l,i){e[l]=ev[i];});r.ev=e;}
   return r;
 }
 function chunkText(id){
