@@ -207,13 +207,10 @@ def referenced_chunk_ids(q: QuestionResult) -> list[str]:
 
 def referenced_chunk_texts(questions: list[QuestionResult], texts: dict[str, str]
                            ) -> dict[str, str]:
-    """``{chunk_id: text}`` of the chunks the questions refer to, in first-seen order."""
-    out: dict[str, str] = {}
-    for q in questions:
-        for cid in referenced_chunk_ids(q):
-            if cid in texts and cid not in out:
-                out[cid] = texts[cid]
-    return out
+    """``{chunk_id: text}`` of the chunks the questions refer to, by chunk id (the same for
+    any order of the questions)."""
+    ids = {cid for q in questions for cid in referenced_chunk_ids(q) if cid in texts}
+    return {cid: texts[cid] for cid in sorted(ids)}
 
 
 def _rank(value: float | int | None) -> int | None:

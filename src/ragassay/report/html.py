@@ -179,7 +179,7 @@ def _totals_section(result: RunResult) -> str:
              f'<p class="line"><strong>{_e(result.totals.line())}</strong></p>',
              f"<p>Cost: {cost_line}</p>"]
     if lat_parts:
-        parts.append(f"<p>Latency: {'; '.join(lat_parts)}</p>")
+        parts.append(f'<p class="latency">Latency: {"; ".join(lat_parts)}</p>')
     if m.notes:
         items = "".join(f"<li>{_e(n)}</li>" for n in m.notes)
         parts.append(f'<div class="notes"><strong>Notes</strong><ul>{items}</ul></div>')
