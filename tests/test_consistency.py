@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 import ragassay.cli as cli
 from ragassay.checks import verdict_text
+from ragassay.report.html import decode_row
 from ragassay.runfolder import RunResult, read_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,9 +79,23 @@ _ROW = re.compile(r'<tr class="main"><td class="ids">(.*?)</td><td class="questi
                   r'<td class="num">.*?</td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td>')
 
 
+_ROWS_JSON = re.compile(r'<script type="application/json" id="rows">(.*?)</script>', re.S)
+
+
 def from_html(page: str) -> Verdicts:
-    return {unescape(m[0]): (unescape(m[1]), first_word(unescape(m[2])), unescape(m[3]))
-            for m in _ROW.findall(page)}
+    """The verdicts as the page shows them: every question from the JSON rows the page's
+    script draws its list from (a cell reads ``yes`` / ``no`` / ``—``, grounded with its
+    reason), and the static rows shown with JavaScript off must say the same."""
+    static = {unescape(m[0]): (unescape(m[1]), first_word(unescape(m[2])), unescape(m[3]))
+              for m in _ROW.findall(page)}
+    match = _ROWS_JSON.search(page)
+    assert match, "no embedded rows"
+    data = json.loads(match.group(1))
+    rows = [decode_row(r, data["strings"]) for r in data["rows"]]
+    drawn = {r["id"]: (verdict_text(r["c"][0]), verdict_text(r["c"][1]), verdict_text(r["c"][2]))
+             for r in rows}
+    assert static and {qid: drawn.get(qid) for qid in static} == static
+    return drawn
 
 
 _CHECKS = re.compile(r"checks: found=(\S+) grounded=(\S+) right=(\S+) \(found = (.*)\)")

@@ -33,7 +33,7 @@ from ragassay.checks import totals, verdict_text
 from ragassay.core import NO_PREDICTION
 from ragassay.diagnose import LABELS
 from ragassay.report.charts import BAR_PLOT_W, FAIL_LABEL_W, FAIL_PLOT_W, LABEL_W
-from ragassay.report.html import render_html, write_html
+from ragassay.report.html import decode_row, failing_first, render_html, write_html
 from ragassay.run import run_evaluation
 from ragassay.runfolder import Aggregate
 from ragassay.schema import (
@@ -151,6 +151,19 @@ def metric_row(page: str, name: str) -> str:
     return found.group(0)
 
 
+def static_part(page: str) -> str:
+    """The page before its embedded JSON rows and script (what shows with JavaScript off)."""
+    return page.split('<script type="application/json"', 1)[0]
+
+
+def embedded(page: str, element_id: str) -> Any:
+    """The JSON embedded as ``<script type="application/json" id=...>``."""
+    m = re.search(rf'<script type="application/json" id="{element_id}">(.*?)</script>', page,
+                  re.S)
+    assert m, f"no #{element_id}"
+    return json.loads(m.group(1))
+
+
 def grounded_cell(q: QuestionResult) -> str:
     text = verdict_text(q.checks.grounded)
     reason = q.scores.get("groundedness_reason")
@@ -263,7 +276,8 @@ def test_real_run_lists_every_question_with_its_text(real_run: tuple[RunResult, 
     assert "한빛시" in page
     parsed = Page(page)
     assert parsed.problems == []
-    assert [r["cells"][0] for r in parsed.rows] == [q.question_id for q in result.questions]
+    assert [r["cells"][0] for r in parsed.rows] == [
+        q.question_id for q in failing_first(result.questions)]  # failing questions first
 
 
 def test_real_run_has_one_svg_per_chart(real_run: tuple[RunResult, Path]) -> None:
@@ -271,7 +285,9 @@ def test_real_run_has_one_svg_per_chart(real_run: tuple[RunResult, Path]) -> Non
     # retrieval means, answer means, failure labels
     assert page.count("<svg") == 3
     assert page.count("</svg>") == 3
-    assert "<script" not in page and "http" not in page.split("</head>")[0]
+    # the two JSON blocks (rows, chunk texts) and the one script, nothing loaded from outside
+    assert page.count("<script") == 3 and "<script src" not in page
+    assert "http" not in page.split("</head>")[0] and "http" not in page.split("<script>")[-1]
 
 
 def test_real_run_failure_line_and_highlighted_rows(real_run: tuple[RunResult, Path]) -> None:
@@ -339,7 +355,7 @@ def test_found_header_and_check_cells_follow_the_run_k(k: int, tmp_path: Path) -
     other = 3 if k == 1 else 1
     assert f"<th>found@{other}</th>" not in page and "<th>found@5</th>" not in page
     assert len(parsed.rows) == len(result.questions) == 5
-    for q, row in zip(result.questions, parsed.rows, strict=True):
+    for q, row in zip(failing_first(result.questions), parsed.rows, strict=True):
         ids, text, rank, found, grounded, right, _labels = row["cells"]
         assert (ids, text) == (q.question_id, q.question)
         assert rank == rank_cell(q)
@@ -386,7 +402,7 @@ def test_question_without_prediction_shows_not_measured(
     assert "<h4>Answer" not in block.group(0)  # no answer, no citations to show
     assert "no retrieved chunks recorded" in block.group(0)
     # the others have an answer section, none says "Not measured"
-    assert page.count("<h4>Not measured</h4>") == 1
+    assert static_part(page).count("<h4>Not measured</h4>") == 1
 
 
 def test_question_details(tmp_path: Path) -> None:
@@ -521,7 +537,15 @@ def test_script_is_escaped_everywhere(tmp_path: Path) -> None:
     result.metrics.gold["reanchored"] = [{"question_id": EVIL, "labelled_chunk_id": EVIL,
                                          "status": EVIL, "chunk_ids": [EVIL], "reason": EVIL}]
     folder, page = written(result, tmp_path / "run")
-    assert "<script" not in page
+    assert "<script" not in static_part(page) and EVIL not in page
+    # only the page's own three script elements; the JSON rows hold every "<" as \u003c
+    assert page.count("<script") == 3 and page.count("</script") == 3 and "<!--" not in page
+    data = embedded(page, "rows")
+    row = decode_row(data["rows"][0], data["strings"])
+    assert row["q"] == EVIL and row["text"] == EVIL and row["id"] == "q1"
+    assert row["ev"]["answer_failure.partial_answer"] == {"why": EVIL}
+    assert f"{EVIL}d::chunk-003" in [c[1] for c in row["ret"]]
+    assert f"{EVIL}d::chunk-003" in embedded(page, "chunks")
     escaped = html.escape(EVIL)
     assert f"<title>ragassay run {escaped}</title>" in page
     assert f'<td class="question">{escaped}</td>' in page
@@ -531,7 +555,7 @@ def test_script_is_escaped_everywhere(tmp_path: Path) -> None:
     # the failure evidence, pretty-printed as JSON, is escaped too
     assert html.escape(json.dumps(EVIL)) in page
     parsed = Page(page)
-    assert parsed.problems == [] and parsed.scripts == 0
+    assert parsed.problems == [] and parsed.scripts == 3
     assert parsed.rows[0]["cells"][1] == EVIL  # the text survives, as text
     assert write_html(folder).read_bytes().decode("utf-8") == page
 
@@ -546,7 +570,11 @@ def test_any_text_is_escaped(question: str, answer: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder, page = written(result, Path(tmp) / "run")
         assert write_html(folder).read_bytes().decode("utf-8") == page  # read back: same page
-    assert "<script" not in page.lower()
+    low = page.lower()
+    assert low.count("<script") == 3 and low.count("</script") == 3 and "<!--" not in page
+    data = embedded(page, "rows")
+    row = decode_row(data["rows"][0], data["strings"])
+    assert row["q"] == question and row["text"] == answer
     assert f'<td class="question">{html.escape(question)}</td>' in page
     assert f'<p class="answer">{html.escape(answer or "—")}</p>' in page
     parsed = Page(page)
@@ -651,12 +679,31 @@ def test_page_in_a_headless_browser(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     dom = Page(done.stdout)
-    assert dom.scripts == 0  # the question's <script> stayed text
+    assert dom.scripts == 3  # the page's own; the question's <script> stayed text
     assert dom.svgs == 3
     assert dom.header[3] == "found@1"
-    assert [r["cells"][0] for r in dom.rows] == [q.question_id for q in result.questions]
-    assert dom.rows[0]["cells"][1] == EVIL
-    for q, row in zip(result.questions, dom.rows, strict=True):
+    ordered = failing_first(result.questions)  # the rows as the script drew them
+    assert [r["cells"][0] for r in dom.rows] == [q.question_id for q in ordered]
+    assert next(r for r in dom.rows if r["cells"][0] == "q1")["cells"][1] == EVIL
+    for q, row in zip(ordered, dom.rows, strict=True):
         assert row["cells"][3:6] == [verdict_text(q.checks.found), grounded_cell(q),
                                      verdict_text(q.checks.right)]
     assert html.escape(result.totals.line()) in done.stdout
+
+
+def test_embedded_rows_decode_to_the_questions(real_run: tuple[RunResult, Path]) -> None:
+    """The compact rows the page's script reads say what the run record says."""
+    result, run_dir = real_run
+    data = embedded(page_of(run_dir), "rows")
+    assert data["k"] == result.totals.k
+    rows = [decode_row(r, data["strings"]) for r in data["rows"]]
+    for q, r in zip(failing_first(result.questions), rows, strict=True):
+        assert r["id"] == q.question_id and r["q"] == q.question and r["topic"] == q.topic
+        assert r["c"] == [q.checks.found, q.checks.grounded, q.checks.right]
+        assert r["lab"] == list(q.failures) and (r["ev"] or {}) == q.failures
+        assert r["gold"] == q.gold_chunk_ids and r["nret"] == len(q.retrieved)
+        assert [(x[0], x[1], x[3]) for x in r["ret"]] == [
+            (h.rank, h.chunk_id, h.gold) for h in q.retrieved[:len(r["ret"])]]
+        assert q.answer is not None and r["text"] == q.answer.text
+        assert r["cited"] == q.scores["cited_ids"]
+    assert embedded(page_of(run_dir), "chunks") == result.chunk_texts

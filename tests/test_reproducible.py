@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 import yaml
 
+from ragassay.report.html import decode_row
 from ragassay.vector import ExactSearch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -81,14 +82,27 @@ def rows_by_id(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def text_lines(path: Path, *, shuffled: bool) -> list[str]:
-    """The lines (HTML: elements) but the run's date; with ``shuffled``, also but the lines
-    naming the config or questions file, and sorted."""
+    """The lines (HTML: elements) but the run's date and its measured latencies; with
+    ``shuffled``, also but the lines naming the config or questions file, and sorted."""
     lines = [line for line in path.read_text(encoding="utf-8").replace("><", ">\n<").splitlines()
-             if not line.startswith("<dd>20")]
+             if not line.startswith(("<dd>20", '<p class="latency">'))]
     if shuffled:
-        lines = sorted(line for line in lines
+        lines = sorted(_rows_sorted(line) for line in lines
                        if "rag_quality_v1" not in line and "questions.jsonl" not in line)
     return lines
+
+
+_ROWS = '<script type="application/json" id="rows">'
+
+
+def _rows_sorted(line: str) -> str:
+    """The page's embedded question rows, decoded and sorted by id (their order, and so
+    their string table, follows the questions file)."""
+    if not line.startswith(_ROWS):
+        return line
+    data = json.loads(line[len(_ROWS):].removesuffix("</script>"))
+    rows = sorted((decode_row(r, data["strings"]) for r in data["rows"]), key=lambda r: r["id"])
+    return _ROWS + json.dumps(rows, sort_keys=True)
 
 
 @pytest.fixture(scope="module")

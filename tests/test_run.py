@@ -17,7 +17,7 @@ from ragassay.diagnose import LABELS
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = "configs/eval/rag_quality_v1.yaml"
 FILES = {"metrics.json", "retrieved_chunks.jsonl", "answers.jsonl", "failure_cases.jsonl",
-         "summary.md", "report.html"}
+         "chunks.jsonl", "summary.md", "report.html"}
 
 
 def run_eval(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:

@@ -535,13 +535,17 @@ def judge_check_cmd(labelled: Annotated[Path, typer.Argument(
 
 
 @app.command()
-def report(run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
+def report(run_dirs: Annotated[list[Path], typer.Argument(
+               help="A run folder; or BASE NEW [NEW2 ...] for a comparison page.")],
            out_file: Annotated[Path | None, typer.Option(
-               "--out", help="HTML file (default: RUN_DIR/report.html).")] = None) -> None:
-    """(Re)write the HTML report of a run folder."""
+               "--out", help="HTML file (default: RUN_DIR/report.html; comparing: "
+               "NEW/compare-BASE.html).")] = None) -> None:
+    """(Re)write the HTML report of a run folder, or write the page comparing runs."""
+    from .report.compare_html import write_compare_html
     from .report.html import write_html
 
-    path = _guard(lambda: write_html(run_dir, out_file))
+    path = _guard(lambda: write_html(run_dirs[0], out_file) if len(run_dirs) == 1
+                  else write_compare_html(run_dirs, out_file))
     err.print(f"report → {path}")
 
 

@@ -47,6 +47,7 @@ from .runfolder import (
     RankedChunk,
     RunMetrics,
     RunResult,
+    referenced_chunk_texts,
 )
 from .schema import Chunk, GoldRecord, Prediction, Question
 from .store import Index, read_chunks, store_of_chunks
@@ -512,4 +513,5 @@ def evaluate(questions: Sequence[Question], gold: Iterable[GoldRecord],
     judge(cfg, inputs, results)
     metrics = summarize(cfg, inputs, results, run_id=run_id, mode="predictions", k=k,
                         notes=inputs.warnings)
-    return RunResult(metrics, results)
+    return RunResult(metrics, results,
+                     chunk_texts=referenced_chunk_texts(results, inputs.chunk_texts))

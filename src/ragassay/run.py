@@ -15,7 +15,7 @@ from .config import EvalConfig, check_endpoints
 from .core import cap_k, judge, load_inputs, predict, score, summarize
 from .errors import InputError
 from .ingest import file_sha256
-from .runfolder import RunResult, check_run_id
+from .runfolder import RunResult, check_run_id, referenced_chunk_texts
 
 
 def default_run_id(mode: str) -> str:
@@ -57,6 +57,7 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
         timings={"load_index_s": inputs.load_s, "predict_s": predict_s,
                  "total_s": time.perf_counter() - t_start,
                  "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
-    result = RunResult(metrics, results)
+    result = RunResult(metrics, results,
+                       chunk_texts=referenced_chunk_texts(results, inputs.chunk_texts))
     result.write(run_dir, force=force)
     return result

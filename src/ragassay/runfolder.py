@@ -9,6 +9,9 @@ reads a run (gate, report, compare, export-trec) goes through :func:`read_run`.
 Files: ``metrics.json`` (:class:`RunMetrics`, with ``schema_version``), and per question
 ``retrieved_chunks.jsonl`` (:class:`RetrievedRow`), ``answers.jsonl`` (:class:`AnswerRow`) and,
 for a question with at least one failure label, ``failure_cases.jsonl`` (:class:`FailureRow`);
+``chunks.jsonl`` (:class:`ChunkTextRow`) holds the text of every chunk the questions refer to
+(retrieved, gold, in the context or cited), so ``ragassay report RUN_DIR`` can show chunk
+texts later without the index (a folder without it reads with no chunk texts);
 ``summary.md`` and ``report.html`` are rendered from the same record.
 """
 
@@ -31,6 +34,7 @@ METRICS_JSON = "metrics.json"
 RETRIEVED_JSONL = "retrieved_chunks.jsonl"
 ANSWERS_JSONL = "answers.jsonl"
 FAILURES_JSONL = "failure_cases.jsonl"
+CHUNKS_JSONL = "chunks.jsonl"
 GROUPS = ("retrieval", "answer")
 
 
@@ -184,6 +188,31 @@ class FailureRow(_Model):
     groundedness_reason: str | None
 
 
+class ChunkTextRow(_Model):
+    """``chunks.jsonl``: the text of one chunk a question refers to."""
+
+    chunk_id: str
+    text: str
+
+
+def referenced_chunk_ids(q: QuestionResult) -> list[str]:
+    """The chunks a question refers to: retrieved, gold, in its context, cited."""
+    cited = q.scores.get("cited_ids") or []
+    ids = [c.chunk_id for c in q.retrieved] + list(q.gold_grades) + q.context_chunk_ids
+    ids += [str(c) for c in cited] if isinstance(cited, list) else []
+    if q.answer is not None:
+        ids += [c.chunk_id for c in q.answer.citations]
+    return list(dict.fromkeys(ids))
+
+
+def referenced_chunk_texts(questions: list[QuestionResult], texts: dict[str, str]
+                           ) -> dict[str, str]:
+    """``{chunk_id: text}`` of the chunks the questions refer to, by chunk id (the same for
+    any order of the questions)."""
+    ids = {cid for q in questions for cid in referenced_chunk_ids(q) if cid in texts}
+    return {cid: texts[cid] for cid in sorted(ids)}
+
+
 def _rank(value: float | int | None) -> int | None:
     return None if value is None else int(value)
 
@@ -234,6 +263,9 @@ class RunResult:
     metrics: RunMetrics
     questions: list[QuestionResult]
     folder: Path | None = field(default=None, compare=False)  # where it was written or read
+    # {chunk_id: text} of the chunks the questions refer to (see referenced_chunk_texts),
+    # for the report page; written to chunks.jsonl. Empty: the page shows ids only.
+    chunk_texts: dict[str, str] = field(default_factory=dict)
 
     @property
     def run_id(self) -> str:
@@ -260,6 +292,8 @@ class RunResult:
         for name, i in ((RETRIEVED_JSONL, 0), (ANSWERS_JSONL, 1), (FAILURES_JSONL, 2)):
             out.text(name, jsonl_text(row.model_dump(mode="json") for r in rows
                                       if (row := r[i]) is not None))
+        out.text(CHUNKS_JSONL, jsonl_text({"chunk_id": cid, "text": text}
+                                          for cid, text in self.chunk_texts.items()))
         out.text("summary.md", render_summary_md(self))
         out.text("report.html", render_html(self))
 
@@ -286,14 +320,16 @@ def read_metrics(run_dir: str | Path) -> RunMetrics:
     return parse_record(RunMetrics, data, path)
 
 
-def _read_rows(path: Path, model: type[Any]) -> dict[str, tuple[int, Any]]:
+def _read_rows(path: Path, model: type[Any], key: str = "question_id"
+               ) -> dict[str, tuple[int, Any]]:
     rows: dict[str, tuple[int, Any]] = {}
     for line, data in iter_jsonl(_need(path)):
         row = parse_record(model, data, path, line)
-        if row.question_id in rows:
-            raise InputError(path, f"duplicate question_id {row.question_id!r} (first on line "
-                             f"{rows[row.question_id][0]})", line=line, field="question_id")
-        rows[row.question_id] = (line, row)
+        value = getattr(row, key)
+        if value in rows:
+            raise InputError(path, f"duplicate {key} {value!r} (first on line "
+                             f"{rows[value][0]})", line=line, field=key)
+        rows[value] = (line, row)
     return rows
 
 
@@ -326,4 +362,8 @@ def read_run(run_dir: str | Path) -> RunResult:
             usage=a.usage, judge=a.judge, latency_ms=a.latency_ms,
             failures=f.evidence if f is not None else {}, checks=a.checks,
             not_measured=a.not_measured))
-    return RunResult(metrics, questions, run_dir)
+    texts: dict[str, str] = {}
+    if (run_dir / CHUNKS_JSONL).is_file():  # optional: older folders have none
+        texts = {cid: row.text for cid, (_, row) in
+                 _read_rows(run_dir / CHUNKS_JSONL, ChunkTextRow, "chunk_id").items()}
+    return RunResult(metrics, questions, run_dir, texts)

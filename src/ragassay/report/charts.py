@@ -100,20 +100,37 @@ def metric_chart(aggs: dict[str, dict[str, Any]], label: str) -> str:
     return "".join(out)
 
 
+def higher_is_better(name: str) -> bool:
+    """Whether a larger value of the metric is better (unknown names: yes)."""
+    from ..metrics.measures import measure_info
+
+    try:
+        return measure_info(name).higher_is_better
+    except ValueError:
+        return True
+
+
 def _metric_bar(name: str, agg: dict[str, Any], cy: float) -> str:
     mean, lo, hi = agg.get("mean"), agg.get("ci_low"), agg.get("ci_high")
+    lower = not higher_is_better(name)
+    shown = f"{name} ↓" if lower else name
     label = (f'<text x="{LABEL_W - 8}" y="{_px(cy)}" dy="0.35em" text-anchor="end" '
-             f'fill="#1f2328">{_e(name)}</text>')
+             f'fill="#1f2328">{_e(shown)}</text>')
     if not _is_number(mean):
         note = f"not measured ({agg.get('missing', '?')} missing)"
         return (f"<g><title>{_e(name)}: {_e(note)}</title>{label}"
                 f'<text x="{LABEL_W + 6}" y="{_px(cy)}" dy="0.35em" fill="#59636e" '
                 f'font-style="italic">{_e(note)}</text></g>')
     tip = (f"{name}: mean {_num(mean)}, 95% CI {_ci_text(agg)}, n {agg.get('n', '—')}, "
-           f"missing {agg.get('missing', '—')}")
+           f"missing {agg.get('missing', '—')}" + (" (lower is better)" if lower else ""))
+    # A lower-is-better metric (↓) is drawn from the right end of the axis to its mean: the
+    # bar ends at the mean on every row (where the whisker is), and a long bar is good.
+    end = _unit(mean) * BAR_PLOT_W
+    x, width = (LABEL_W + end, BAR_PLOT_W - end) if lower else (LABEL_W, end)
     parts = [f"<g><title>{_e(tip)}</title>", label,
-             f'<rect x="{LABEL_W}" y="{_px(cy - BAR_H / 2)}" '
-             f'width="{_px(_unit(mean) * BAR_PLOT_W)}" height="{BAR_H}" fill="#8fb8de"/>']
+             f'<rect x="{_px(x) if lower else LABEL_W}" y="{_px(cy - BAR_H / 2)}" '
+             f'width="{_px(width)}" height="{BAR_H}" '
+             f'fill="{"#e8b98f" if lower else "#8fb8de"}"/>']
     if _is_number(lo) and _is_number(hi):
         x1, x2 = (_px(LABEL_W + _unit(v) * BAR_PLOT_W) for v in (lo, hi))
         y1, y2 = _px(cy - 5), _px(cy + 5)
@@ -124,6 +141,16 @@ def _metric_bar(name: str, agg: dict[str, Any], cy: float) -> str:
     return "".join(parts)
 
 
+def nice_step(most: int, ticks: int = 5) -> int:
+    """A round tick step (1, 2, 5 × 10ⁿ) giving at most about ``ticks`` intervals up to
+    ``most``; 1 up to 10."""
+    if most <= 10:
+        return 1
+    raw = most / ticks
+    power = 10 ** math.floor(math.log10(raw))
+    return int(next(m * power for m in (1, 2, 5, 10) if m * power >= raw))
+
+
 def failure_chart(fired: list[tuple[str, int]], label: str) -> str:
     """Horizontal bars of label counts (questions that earned the label), coloured by category."""
     top, bottom = 6, 22
@@ -131,7 +158,7 @@ def failure_chart(fired: list[tuple[str, int]], label: str) -> str:
     plot_bottom = top + ROW_H * len(fired)
     height = plot_bottom + bottom
     most = max(n for _, n in fired)
-    step = 1 if most <= 10 else math.ceil(most / 5)
+    step = nice_step(most)
     axis_max = math.ceil(most / step) * step
     out = [f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" '
            f'height="{height}" role="img" aria-label="{_e(label)}" '

@@ -2,10 +2,19 @@
 
 The page renders a :class:`~ragassay.runfolder.RunResult` (the record a run writes to its
 folder, or reads back with :func:`~ragassay.runfolder.read_run`), carries its CSS inline and
-draws its charts as inline SVG with our own few lines of code (:mod:`.charts`): no script, no
-CDN, no network, so it opens from disk offline. Every piece of text from the run is escaped.
-The same run gives a byte-identical page: rows keep their record order and the only time
-shown is the one `metrics.json` holds.
+draws its charts as inline SVG with our own few lines of code (:mod:`.charts`): no CDN, no
+network, so it opens from disk offline. Every piece of text from the run is escaped.
+
+It scales to any number of questions: the summary (header, totals, cost, notes, metric and
+failure charts) and the first :data:`STATIC_ROWS` questions (failing first) are static HTML,
+readable with JavaScript off. Every question is also embedded once as a compact JSON row
+(``<script type="application/json" id="rows">``, with ``<`` written ``\u003c`` so no text can
+close the element) and the chunk texts the questions refer to likewise (``id="chunks"``); one
+small inline script (:data:`SCRIPT`) then draws the question list from the rows — filter by
+failure label, category, topic, answer status and each check, search, sort by rank or score,
+a page at a time — and a question's details (retrieved list with the k cut-off, gold, chunk
+texts, answer, citations) only when it is opened. The same run gives a byte-identical page:
+the only time shown is the one `metrics.json` holds.
 """
 
 from __future__ import annotations
@@ -30,8 +39,11 @@ from .charts import (
     failure_chart,
     metric_chart,
 )
+from .scripts import SCRIPT
 
 MAX_CHUNKS_SHOWN = 10
+STATIC_ROWS = 50  # questions written as static HTML (failing first), for a page without JS
+RETRIEVED_SHOWN = 20  # retrieved chunks per question embedded in the page (k cut-off drawn)
 _GOLD = '<span class="gold">gold</span>'
 
 
@@ -44,11 +56,15 @@ def render_html(result: RunResult) -> str:
     title = f"ragassay run {result.run_id}"
     body = [
         _header_section(metrics, result.run_id),
+        _totals_section(result),
         _metric_section(metrics, "retrieval", "Retrieval metrics"),
         _metric_section(metrics, "answer", "Answer metrics"),
         _failure_section(metrics, len(result.questions)),
         _questions_section(result),
         _reanchored_section(metrics),
+        json_script("rows", _rows_json(result)),
+        json_script("chunks", _chunks_json(result)),
+        f"<script>{SCRIPT}</script>",
     ]
     return "\n".join([
         "<!DOCTYPE html>",
@@ -65,6 +81,14 @@ def render_html(result: RunResult) -> str:
         "</html>",
         "",
     ])
+
+
+def json_script(element_id: str, data: Any) -> str:
+    """``data`` as a ``<script type="application/json">`` element. Every ``<`` is written
+    ``\u003c`` (JSON allows it only inside strings), so no text closes the element or opens
+    a comment (``</script>``, ``<!--``)."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+    return f'<script type="application/json" id="{_e(element_id)}">{text}</script>'
 
 
 def write_html(run_dir: Path, out: Path | None = None) -> Path:
@@ -124,6 +148,42 @@ def _header_section(m: dict[str, Any], folder: str) -> str:
         parts.append(f'<p class="warn"><strong>Warning: the index is stale</strong> — '
                      f"{_e(index['stale'])}. Rebuild it before trusting these numbers.</p>")
     parts.append("</header>")
+    return "\n".join(parts)
+
+
+# --- 1b. totals, cost, notes ------------------------------------------------------------
+
+
+def _ms(value: Any) -> str:
+    return f"{value:,.1f} ms" if _is_number(value) else "—"
+
+
+def _tokens(value: Any) -> str:
+    return f"{int(value):,}" if _is_number(value) else "—"
+
+
+def _totals_section(result: RunResult) -> str:
+    m = result.metrics
+    cost = m.cost or {}
+    lat = (m.timings.get("latency_ms") or {}) if isinstance(m.timings, dict) else {}
+    lat_parts = [f"{_e(stage)} p50 {_ms(v.get('p50'))} · p95 {_ms(v.get('p95'))}"
+                 for stage, v in lat.items() if isinstance(v, dict)]
+    extra = [f"tokenizer {_e(cost['tokenizer'])}" if cost.get("tokenizer") else "",
+             f"{_e(cost['answerer_calls'])} answerer calls"
+             if cost.get("answerer_calls") is not None else ""]
+    extra_text = ", ".join(x for x in extra if x)
+    cost_line = (f"prompt tokens {_tokens(cost.get('prompt_tokens'))} · completion tokens "
+                 f"{_tokens(cost.get('completion_tokens'))}"
+                 + (f" ({extra_text})" if extra_text else ""))
+    parts = ['<section class="totals">',
+             f'<p class="line"><strong>{_e(result.totals.line())}</strong></p>',
+             f"<p>Cost: {cost_line}</p>"]
+    if lat_parts:
+        parts.append(f'<p class="latency">Latency: {"; ".join(lat_parts)}</p>')
+    if m.notes:
+        items = "".join(f"<li>{_e(n)}</li>" for n in m.notes)
+        parts.append(f'<div class="notes"><strong>Notes</strong><ul>{items}</ul></div>')
+    parts.append("</section>")
     return "\n".join(parts)
 
 
@@ -288,21 +348,160 @@ def _gold_line(q: QuestionResult) -> str:
     return f"<p>Gold: {'; '.join(items)}</p>"
 
 
+def failing_first(questions: list[QuestionResult]) -> list[QuestionResult]:
+    """Questions with a failure label first, each group in record order."""
+    return [q for q in questions if q.failures] + [q for q in questions if not q.failures]
+
+
 def _questions_section(result: RunResult) -> str:
     totals = result.totals
     header = ["id", "question", "rank", f"found@{totals.k}", "grounded", "right",
               "failure labels"]
     head = "".join(f"<th>{_e(h)}</th>" for h in header)
-    blocks = "".join(_question_block(q) for q in result.questions)
+    ordered = failing_first(result.questions)
+    static = ordered[:STATIC_ROWS]
+    blocks = "".join(_question_block(q) for q in static)
     n_fail = sum(1 for q in result.questions if q.failures)
-    return ("<section><h2>Questions</h2>"
+    rest = len(ordered) - len(static)
+    more = (f'<p class="nm" id="static-note">The first {len(static)} questions (failing first) '
+            f"are shown; {rest} more are listed with JavaScript on (or read answers.jsonl).</p>"
+            if rest else "")
+    return ('<section id="questions"><h2>Questions</h2>'
             f"<p><strong>{_e(totals.line())}</strong></p>"
-            f"<p>{len(result.questions)} questions; {n_fail} with failures (highlighted). Rank "
-            "is the position of the first gold chunk among the retrieved (absent: none "
-            "retrieved; —: no gold). Open a row for its answer, citations, chunks and "
+            f"<p>{len(result.questions)} questions; {n_fail} with failures (highlighted, listed "
+            "first). Rank is the position of the first gold chunk among the retrieved (absent: "
+            "none retrieved; —: no gold). Open a row for its answer, citations, chunks and "
             "evidence.</p>"
-            f'<div class="scroll"><table class="questions"><thead><tr>{head}</tr></thead>'
-            f"{blocks}</table></div></section>")
+            '<div id="controls"></div>'
+            f'<div class="scroll"><table class="questions" id="qtable"><thead><tr>{head}</tr>'
+            f"</thead>{blocks}</table></div>{more}"
+            '<p id="pager"></p></section>')
+
+
+# --- 4b. the embedded rows -------------------------------------------------------------
+
+
+def _score(value: Any) -> float | None:
+    return round(float(value), 4) if _is_number(value) else None
+
+
+class Strings:
+    """A table of repeated strings (chunk ids, labels, topics, statuses): rows refer to them by
+    position, which keeps 10,000 questions within a few megabytes."""
+
+    def __init__(self) -> None:
+        self.table: list[str] = []
+        self._index: dict[str, int] = {}
+
+    def __call__(self, text: str | None) -> int | None:
+        if text is None:
+            return None
+        if text not in self._index:
+            self._index[text] = len(self.table)
+            self.table.append(text)
+        return self._index[text]
+
+
+# A row is a list in this field order (trailing empty fields left off); see decode_row.
+ROW_FIELDS = ("id", "q", "topic", "ans", "st", "c", "gr", "rank", "top", "lab", "ret", "nret",
+              "gold", "gri", "text", "cit", "cited", "nm", "ev")
+_CHECK_CHAR = {True: "y", False: "n", None: "-"}
+
+
+def _tilde(value: Any, s: Strings) -> Any:
+    """Failure evidence with its longer strings (and keys) as ``"~<position>"`` in ``s``
+    (every string starting with ``~`` is written so, so the reading is unambiguous)."""
+    def short(text: str) -> str:
+        return f"~{s(text)}" if len(text) > 6 or text.startswith("~") else text
+    if isinstance(value, str):
+        return short(value)
+    if isinstance(value, dict):
+        return {short(str(key)): _tilde(v, s) for key, v in value.items()}
+    if isinstance(value, list):
+        return [_tilde(v, s) for v in value]
+    return value
+
+
+def question_row(q: QuestionResult, k: int, s: Strings) -> list[Any]:
+    """A question as one compact JSON row of the page (the script decodes it with the string
+    table ``s`` and renders it on demand; :func:`decode_row` reads it back). Chunk ids,
+    labels, topic, status and reasons are positions in ``s``; ``c`` is the three checks as
+    ``y`` / ``n`` / ``-``; ``ret`` holds ``[chunk, score]`` per retrieved chunk, with
+    ``gold, rank`` appended when they are not "in the gold list" and the position; ``ev`` the
+    evidence per label in ``lab`` order."""
+    gold_ids = set(q.gold_chunk_ids)
+    cited = q.scores.get("cited_ids")
+    ret = []
+    for i, h in enumerate(q.retrieved[:max(k, RETRIEVED_SHOWN)]):
+        entry: list[Any] = [s(h.chunk_id), _score(h.score)]
+        plain = h.rank == i + 1 and h.gold == (h.chunk_id in gold_ids)
+        ret.append(entry if plain else [*entry, 1 if h.gold else 0, h.rank])
+    c = q.checks
+    values: dict[str, Any] = {
+        "id": q.question_id, "q": q.question, "topic": s(q.topic), "ans": int(q.answerable),
+        "st": s(q.answer.status) if q.answer is not None else None,
+        "c": "".join(_CHECK_CHAR[v] for v in (c.found, c.grounded, c.right)),
+        "gr": s(q.scores.get("groundedness_reason") or None),
+        "rank": q.retrieval.get("rank"),
+        "top": _score(q.retrieved[0].score) if q.retrieved else None,
+        "lab": [s(label) for label in q.failures], "ret": ret,
+        "nret": len(q.retrieved) if len(q.retrieved) != len(ret) else None,
+        "gold": [s(cid) for cid in q.gold_chunk_ids],
+        "gri": q.gold_rank_in_index or None,
+    }
+    if q.answer is not None:
+        values["text"] = q.answer.text
+        values["cit"] = [[s(x.chunk_id), x.page] for x in q.answer.citations]
+        values["cited"] = [s(str(x)) for x in cited] if isinstance(cited, list) else []
+    values["nm"] = s(q.not_measured)
+    values["ev"] = _tilde(list(q.failures.values()), s) if q.failures else None
+    row = [values.get(name) for name in ROW_FIELDS]
+    while row and row[-1] is None:
+        row.pop()
+    return row
+
+
+def decode_row(row: list[Any], strings: list[str]) -> dict[str, Any]:
+    """A row as the page's script reads it: ``{field: value}`` with strings resolved, checks
+    as True / False / None, ``ret`` as ``[rank, chunk_id, score, gold]``, ``ev`` as
+    ``{label: evidence}``."""
+    r = dict(zip(ROW_FIELDS, row + [None] * (len(ROW_FIELDS) - len(row)), strict=True))
+
+    def at(i: int | None) -> str | None:
+        return None if i is None else strings[i]
+
+    def untilde(v: Any) -> Any:
+        if isinstance(v, str):
+            return strings[int(v[1:])] if v.startswith("~") else v
+        if isinstance(v, dict):
+            return {untilde(key): untilde(x) for key, x in v.items()}
+        return [untilde(x) for x in v] if isinstance(v, list) else v
+
+    gold = [at(i) for i in r["gold"] or []]
+    r.update(topic=at(r["topic"]), st=at(r["st"]), gr=at(r["gr"]) or "", nm=at(r["nm"]),
+             ans=bool(r["ans"]), gold=gold, lab=[at(i) for i in r["lab"] or []],
+             c=[{"y": True, "n": False, "-": None}[x] for x in r["c"]])
+    r["ret"] = [[e[3] if len(e) > 2 else i + 1, at(e[0]), e[1],
+                 bool(e[2]) if len(e) > 2 else at(e[0]) in gold]
+                for i, e in enumerate(r["ret"] or [])]
+    r["nret"] = len(r["ret"]) if r["nret"] is None else r["nret"]
+    if r["cit"] is not None:
+        r["cit"] = [[at(x[0]), x[1]] for x in r["cit"]]
+        r["cited"] = [at(x) for x in r["cited"] or []]
+    r["ev"] = dict(zip(r["lab"], untilde(r["ev"]), strict=True)) if r["ev"] else None
+    return r
+
+
+def _rows_json(result: RunResult) -> dict[str, Any]:
+    k = result.totals.k
+    strings = Strings()
+    rows = [question_row(q, k, strings) for q in failing_first(result.questions)]
+    return {"k": k, "static": min(STATIC_ROWS, len(result.questions)), "colors": CATEGORY_COLORS,
+            "strings": strings.table, "rows": rows}
+
+
+def _chunks_json(result: RunResult) -> dict[str, str]:
+    return result.chunk_texts
 
 
 # --- 5. re-anchored gold -------------------------------------------------------------
@@ -364,6 +563,19 @@ summary{cursor:pointer;color:var(--muted);font-size:.85rem}
 .gold{background:#dafbe1;color:#116329;padding:0 .3rem;border-radius:3px;font-size:.8rem}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:var(--soft);padding:.5rem;
 font-size:.8rem;margin:0}
+.totals{background:var(--soft);border:1px solid var(--line);border-radius:6px;
+padding:.5rem .9rem;margin-top:1rem}.totals p{margin:.25rem 0}.totals .line{font-size:1.1rem}
+.notes ul{margin:.2rem 0 .2rem 1.2rem;padding:0}
+.filters{display:flex;flex-wrap:wrap;gap:.4rem 1rem;font-size:.85rem;margin:.5rem 0}
+.filters select,.filters input{font:inherit;max-width:16rem}
+.count{color:var(--muted);font-size:.85rem;margin:.2rem 0}
+tr.cut td{border-bottom:2px dashed #cf222e;color:#cf222e;font-size:.75rem;padding:0 .5rem}
+tr.beyond td{color:var(--muted)}
+details.chunk summary{font-size:.75rem}
+.ctext{max-width:40rem;max-height:16rem;overflow:auto}
+.src{color:var(--muted);font-size:.75rem}
+.gold-list,.cites{margin:.2rem 0;padding-left:1.2rem}
+#pager button{font:inherit;padding:.3rem .8rem;cursor:pointer}
 @media (max-width:40rem){body{padding:.5rem}.facts{grid-template-columns:1fr}
 .facts dt{font-weight:600}}
 """

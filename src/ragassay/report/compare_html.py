@@ -1,0 +1,189 @@
+"""A self-contained HTML page comparing runs: a baseline and one or more candidates.
+
+Per candidate and metric: both means, the delta with its paired bootstrap 95% CI and the
+paired randomization and t-test p-values (:func:`~ragassay.report.compare.compare_runs`,
+Holm-adjusted with more than one candidate); then the questions whose recorded checks
+(found / grounded / right) flipped between pass and fail. The flip list is static HTML
+(readable with JavaScript off); each flipped question opens side by side — both answers with
+their citations, both retrieved lists with the k cut-off, chunk texts — drawn on demand by one
+small inline script from rows embedded as JSON (the same rows as ``report.html``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..atomic import write_text
+from ..checks import CHECKS, verdict_text
+from ..runfolder import QuestionResult, RunResult, read_run, referenced_chunk_ids
+from .charts import _e, _num, higher_is_better
+from .compare import compare_runs
+from .html import _CSS, Strings, _table, _totals_section, json_script, question_row
+from .scripts import COMPARE_SCRIPT
+
+
+def default_compare_path(run_dirs: list[Path]) -> Path:
+    """``NEW/compare-BASE.html``: in the first candidate's folder, named after the baseline."""
+    return Path(run_dirs[1]) / f"compare-{Path(run_dirs[0]).name}.html"
+
+
+def write_compare_html(run_dirs: list[Path], out: Path | None = None, *, seed: int = 0) -> Path:
+    """Write the comparison page of ``run_dirs`` (baseline first) atomically; return its path
+    (default :func:`default_compare_path`)."""
+    page = render_compare_html([Path(d) for d in run_dirs], seed=seed)
+    return write_text(Path(out) if out is not None else default_compare_path(run_dirs), page)
+
+
+def _check_label(name: str, k: int) -> str:
+    return f"found@{k}" if name == "found" else name
+
+
+def flips(base: RunResult, cand: RunResult) -> list[dict[str, Any]]:
+    """Questions (in the baseline's order) where a recorded check went pass↔fail: per
+    question its changes ``(check, before, after)`` and ``direction`` (``pass→fail`` when any
+    check was lost, else ``fail→pass``)."""
+    by_id = {q.question_id: q for q in cand.questions}
+    out = []
+    for q in base.questions:
+        other = by_id.get(q.question_id)
+        if other is None:
+            continue
+        changes = [(name, getattr(q.checks, name), getattr(other.checks, name))
+                   for name in CHECKS]
+        changes = [c for c in changes if c[1] is not None and c[2] is not None and c[1] != c[2]]
+        if changes:
+            lost = any(before and not after for _, before, after in changes)
+            out.append({"question": q, "other": other, "changes": changes,
+                        "direction": "pass→fail" if lost else "fail→pass"})
+    return out
+
+
+def render_compare_html(run_dirs: list[Path], *, seed: int = 0) -> str:
+    """The comparison page of run folders (baseline first) as one HTML string."""
+    runs = [read_run(d) for d in run_dirs]
+    result = compare_runs(run_dirs, seed=seed)
+    names = [Path(d).name for d in run_dirs]
+    title = f"ragassay comparison: {names[0]} vs {', '.join(names[1:])}"
+    pairs: list[dict[str, Any]] = []
+    texts: dict[str, str] = {}
+    strings = Strings()
+    body = [f"<header><h1>{_e(title)}</h1>",
+            "<p>Baseline first. Deltas are candidate − baseline with a paired bootstrap 95% "
+            f"CI over the questions both runs measured (seed {_e(seed)}); ↓ marks a metric "
+            "where lower is better.</p></header>", _runs_section(runs, names)]
+    for c_idx, cand in enumerate(runs[1:], start=1):
+        rows = [c for c in result["comparisons"] if Path(c["candidate"]) == Path(run_dirs[c_idx])]
+        body.append(f'<section class="cand"><h2>{_e(names[c_idx])} vs {_e(names[0])}</h2>')
+        body.append(_delta_table(rows))
+        body.append(_flip_section(runs[0], cand, c_idx, names, pairs, texts, strings))
+        body.append("</section>")
+    data = {"names": names, "ks": [r.totals.k for r in runs], "strings": strings.table,
+            "pairs": pairs}
+    body += [json_script("pairs", data), json_script("chunks", texts),
+             f"<script>{COMPARE_SCRIPT}</script>"]
+    return "\n".join(["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+                      '<meta name="viewport" content="width=device-width, initial-scale=1">',
+                      f"<title>{_e(title)}</title>", f"<style>{_CSS}{_COMPARE_CSS}</style>",
+                      "</head>", "<body>", *body, "</body>", "</html>", ""])
+
+
+def _runs_section(runs: list[RunResult], names: list[str]) -> str:
+    parts = ["<section><h2>Runs</h2>"]
+    for name, run in zip(names, runs, strict=True):
+        pipe = run.metrics.pipeline
+        parts.append(f'<div class="run" data-run="{_e(name)}"><h3><code>{_e(name)}</code> '
+                     f'<span class="nm">{_e(pipe.get("name", run.metrics.mode))}, top_k '
+                     f'{_e(pipe.get("top_k", "—"))}, {_e(pipe.get("retrieval_backend", "—"))} '
+                     f"retrieval, {len(run.questions)} questions</span></h3>"
+                     f"{_totals_section(run)}</div>")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _p(value: Any) -> str:
+    return "—" if value is None else f"{value:.4f}"
+
+
+def _delta_table(rows: list[dict[str, Any]]) -> str:
+    out = []
+    for c in rows:
+        up = higher_is_better(c["metric"])
+        delta, lo, hi = c.get("delta"), c.get("ci_low"), c.get("ci_high")
+        verdict = ""
+        if lo is not None and hi is not None and (lo > 0 or hi < 0):
+            better = (lo > 0) == up
+            verdict = "better" if better else "worse"
+        p_rand = _p(c.get("p_randomization"))
+        if "p_holm" in c:
+            p_rand += f" (Holm {_p(c['p_holm'])})"
+        out.append(f'<tr class="delta {verdict}"><td>{_e(c["metric"])}{"" if up else " ↓"}</td>'
+                   f'<td class="num">{_num(c.get("mean_a"))}</td>'
+                   f'<td class="num">{_num(c.get("mean_b"))}</td>'
+                   f'<td class="num d">{"—" if delta is None else f"{delta:+.3f}"}</td>'
+                   f'<td class="num">[{_num(lo)}, {_num(hi)}]</td>'
+                   f'<td class="num">{_e(p_rand)}</td><td class="num">{_p(c.get("p_ttest"))}</td>'
+                   f'<td class="num">{_e(c.get("wins"))}/{_e(c.get("ties"))}/{_e(c.get("losses"))}'
+                   f"</td><td>{_e(verdict or 'CI includes 0')}</td></tr>")
+    return _table(["metric", "baseline", "candidate", "Δ", "95% CI of Δ", "p (randomization)",
+                   "p (t-test)", "W/T/L", "reading"], out, "deltas")
+
+
+def _flip_section(base: RunResult, cand: RunResult, c_idx: int, names: list[str],
+                  pairs: list[dict[str, Any]], texts: dict[str, str], strings: Strings) -> str:
+    flipped = flips(base, cand)
+    lost = sum(1 for f in flipped if f["direction"] == "pass→fail")
+    head = (f"<h3>Questions that flipped</h3><p>{len(flipped)} questions changed a recorded "
+            f"check between pass and fail: {lost} lost one (pass→fail), {len(flipped) - lost} "
+            "only gained (fail→pass). Open a row for both answers and both retrieved lists "
+            "side by side.</p>")
+    if not flipped:
+        return head
+    k_base, k_cand = base.totals.k, cand.totals.k
+    checks = sorted({_check_label(n, k_base) for f in flipped for n, _, _ in f["changes"]})
+    opts = "".join(f'<option value="{_e(c)}">{_e(c)}</option>' for c in checks)
+    controls = (f'<p class="filters" data-cand="{c_idx}"><label>direction <select '
+                'class="f-dir"><option value="">any</option><option>pass→fail</option>'
+                '<option>fail→pass</option></select></label> <label>check <select '
+                f'class="f-check"><option value="">any</option>{opts}</select></label> '
+                '<span class="count"></span></p>')
+    blocks = []
+    for f in flipped:
+        q: QuestionResult = f["question"]
+        other: QuestionResult = f["other"]
+        i = len(pairs)
+        pairs.append({"idx": [0, c_idx],
+                      "runs": [question_row(q, k_base, strings),
+                               question_row(other, k_cand, strings)]})
+        for run, x in ((base, q), (cand, other)):
+            for cid in referenced_chunk_ids(x):
+                if cid in run.chunk_texts and cid not in texts:
+                    texts[cid] = run.chunk_texts[cid]
+        change = "; ".join(f"{_check_label(n, k_base)}: {verdict_text(a)} → {verdict_text(b)}"
+                           for n, a, b in f["changes"])
+        names_attr = " ".join(_check_label(n, k_base) for n, _, _ in f["changes"])
+        cls = "lost" if f["direction"] == "pass→fail" else "gained"
+        blocks.append(
+            f'<tbody class="flip {cls}" data-dir="{_e(f["direction"])}" '
+            f'data-checks="{_e(names_attr)}"><tr class="main"><td class="ids">'
+            f'{_e(q.question_id)}</td><td class="question">{_e(q.question)}</td>'
+            f"<td>{_e(f['direction'])}</td><td>{_e(change)}</td></tr>"
+            f'<tr class="more"><td></td><td colspan="3"><details data-pair="{i}"><summary>'
+            f"{_e(names[0])} | {_e(names[c_idx])}: answers, citations, retrieved chunks"
+            '</summary><div class="side"></div></details></td></tr></tbody>')
+    header = "".join(f"<th>{h}</th>" for h in ("id", "question", "direction", "change"))
+    return (head + controls + f'<div class="scroll"><table class="flips"><thead><tr>{header}'
+            f"</tr></thead>{''.join(blocks)}</table></div>")
+
+
+_COMPARE_CSS = """
+tr.delta.better td.d{color:#116329;font-weight:600}tr.delta.worse td.d{color:#cf222e;
+font-weight:600}
+table.flips{width:100%}table.flips td.ids{white-space:nowrap}
+tbody.flip.lost td{background:var(--fail)}
+tbody.flip tr.main td{border-bottom:none}
+.side{display:grid;grid-template-columns:1fr 1fr;gap:1rem}.half{min-width:0}
+.half h3{font-size:1rem;margin:.4rem 0;border-bottom:1px solid var(--line)}
+.run h3{font-size:1rem;margin:.8rem 0 0}
+@media (max-width:50rem){.side{grid-template-columns:1fr}}
+"""
