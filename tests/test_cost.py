@@ -68,6 +68,8 @@ def test_run_cost_per_question_and_total(tmp_path: Path, fake_server: FakeOpenAI
     assert cost["total"] == pytest.approx(math.fsum(costs), rel=1e-12)
     assert cost["total"] == pytest.approx(
         (cost["prompt_tokens"] * 2.5 + cost["completion_tokens"] * 10.0) / 1e6, rel=1e-12)
+    page = (run_dir / "report.html").read_text(encoding="utf-8")
+    assert f"money {cost['total']:.4f}" in page
 
 
 def test_run_without_prices_has_no_cost(tmp_path: Path, fake_server: FakeOpenAIServer) -> None:
@@ -78,4 +80,5 @@ def test_run_without_prices_has_no_cost(tmp_path: Path, fake_server: FakeOpenAIS
     assert all(a["usage"]["cost"] is None for a in rows(run_dir, "answers.jsonl"))
     metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["cost"]["total"] is None
+    assert "money" not in (run_dir / "report.html").read_text(encoding="utf-8")
     assert cost_summary([])["total"] is None  # nothing priced: unknown

@@ -175,6 +175,8 @@ def _totals_section(result: RunResult) -> str:
     cost_line = (f"prompt tokens {_tokens(cost.get('prompt_tokens'))} · completion tokens "
                  f"{_tokens(cost.get('completion_tokens'))}"
                  + (f" ({extra_text})" if extra_text else ""))
+    if _is_number(cost.get("total")):  # money only when prices are configured
+        cost_line += f" · money {cost['total']:.4f} (at the configured prices)"
     parts = ['<section class="totals">',
              f'<p class="line"><strong>{_e(result.totals.line())}</strong></p>',
              f"<p>Cost: {cost_line}</p>"]

@@ -92,6 +92,10 @@ def render_summary_md(result: RunResult) -> str:
         store,
         f"- questions: {counts.questions} ({counts.answerable} answerable, "
         f"{counts.unanswerable} unanswerable); seed {prov.seed}; bootstrap 95% CIs",
+        f"- tokens: {metrics.cost['prompt_tokens']:,} prompt, "
+        f"{metrics.cost['completion_tokens']:,} completion ({md(metrics.cost['tokenizer'])})"
+        + (f"; money {metrics.cost['total']:.4f} at the configured prices"
+           if metrics.cost.get("total") is not None else ""),
     ]
     if counts.without_prediction:
         parts.append(f"- **{counts.without_prediction} questions not measured** (no prediction "
