@@ -12,9 +12,10 @@ from openai_server import FakeOpenAIServer
 from pydantic import ValidationError
 from test_llm_run import llm_config, rows, runner
 
+from ragassay.aggregate import cost_summary
 from ragassay.cli import app
 from ragassay.config import EvalConfig
-from ragassay.core import cost_summary, priced
+from ragassay.core import priced
 from ragassay.endpoint import EndpointConfig
 
 

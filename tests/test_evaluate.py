@@ -15,8 +15,8 @@ import ragassay
 from ragassay import evaluate
 from ragassay.cli import app
 from ragassay.config import EvalConfig
-from ragassay.core import NO_GOLD, NO_TERMS, NOT_CITED
 from ragassay.errors import InputError
+from ragassay.reasons import NO_GOLD, NO_TERMS, NOT_CITED
 from ragassay.runfolder import check_run_id, read_run
 from ragassay.schema import (
     Answer,

@@ -30,8 +30,8 @@ from ragassay import (
     read_run,
 )
 from ragassay.checks import totals, verdict_text
-from ragassay.core import NO_PREDICTION
 from ragassay.diagnose import LABELS
+from ragassay.reasons import NO_PREDICTION
 from ragassay.report.charts import BAR_PLOT_W, FAIL_LABEL_W, FAIL_PLOT_W, LABEL_W
 from ragassay.report.html import decode_row, failing_first, render_html, write_html
 from ragassay.run import run_evaluation

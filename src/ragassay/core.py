@@ -9,23 +9,19 @@ functions, so a verdict is computed once per question and every output renders t
 
 from __future__ import annotations
 
-import math
-import platform
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from . import __version__
 from . import progress as stages
+from .aggregate import summarize
 from .answer.prompt import TOKENIZER, build_prompt, count_tokens
-from .checks import question_checks, totals
+from .checks import question_checks
 from .config import EvalConfig
-from .diagnose import LABELS, UNOBSERVABLE, Case, count_labels, diagnose
+from .diagnose import Case, diagnose
 from .gold import (
     QuestionGold,
     anchor_gold,
@@ -36,16 +32,17 @@ from .gold import (
 )
 from .metrics.answer import DEFAULT_DECLINE_PHRASES, AnswerScores, score_answer
 from .metrics.retrieval import retrieval_scores
-from .metrics.stats import aggregate
 from .predictions import check_predictions, context_of, load_predictions
+from .reasons import (
+    NO_GOLD,
+    NO_PREDICTION,
+    UNANSWERABLE,
+    asked_and_prevented,
+    missing_reasons,
+)
 from .runfolder import (
-    RUN_SCHEMA_VERSION,
-    Aggregate,
-    Counts,
-    Provenance,
     QuestionResult,
     RankedChunk,
-    RunMetrics,
     RunResult,
     referenced_chunk_texts,
 )
@@ -55,21 +52,6 @@ from .store import Index, read_chunks, store_of_chunks
 if TYPE_CHECKING:  # the pipeline pulls in retrievers and embedders: imported when used
     from .pipeline import Pipeline
     from .retrieve import Ranking
-
-# Why a metric was not measured for a question. Those in NOT_APPLICABLE are fields the data
-# set does not have (reported once per run); the others are failures of the gold or of the
-# system's output.
-UNANSWERABLE = "unanswerable question (no gold)"
-ANSWERABLE = "answerable question"
-NO_TERMS = "question has no expected_terms"
-NO_MUST = "question has no must_contain"
-DECLINED = "declined without a citation"
-NO_GOLD = "no usable gold evidence"
-NOT_CITED = "the answer cites no chunk"
-NO_PREDICTION = "no prediction for this question"
-NO_JUDGE = "no judge configured"
-NOT_APPLICABLE = frozenset({UNANSWERABLE, ANSWERABLE, NO_TERMS, NO_MUST, DECLINED, NO_JUDGE})
-
 
 @dataclass
 class Inputs:
@@ -155,25 +137,6 @@ def predict(cfg: EvalConfig, inputs: Inputs, *, k: int, threshold: float | None 
 # --- score -------------------------------------------------------------------------------
 
 
-def _missing(q: Question, retrieval: Mapping[str, Any], scores: Mapping[str, Any]
-             ) -> dict[str, str]:
-    """Why each metric that is None for this question was not measured."""
-    no_gold = UNANSWERABLE if not q.answerable else NO_GOLD
-    out = {name: no_gold for name, v in retrieval.items() if v is None}
-    why = {
-        "answer_relevancy": NO_TERMS,
-        "correct": NO_MUST,
-        "citation_accuracy": (no_gold if retrieval.get("rank") is None
-                              else DECLINED if scores.get("declined") else NOT_CITED),
-        "hallucination_flag": NO_GOLD,
-        "unanswerable_detection_flag": ANSWERABLE,
-    }
-    out.update({name: reason for name, reason in why.items() if scores.get(name) is None})
-    if "judge_faithfulness" not in scores:  # set by the judge, when one is configured
-        out["judge_faithfulness"] = NO_JUDGE
-    return out
-
-
 def score_question(cfg: EvalConfig, inputs: Inputs, q: Question, pred: Prediction | None, *,
                    k: int, threshold: float | None = None, ranking: Ranking | None = None,
                    not_measured: str = NO_PREDICTION) -> QuestionResult:
@@ -206,14 +169,14 @@ def score_question(cfg: EvalConfig, inputs: Inputs, q: Question, pred: Predictio
         decline_phrases=(*DEFAULT_DECLINE_PHRASES, *cfg.decline_phrases),
     ).to_dict()
     checks = question_checks(answerable=q.answerable, retrieval=retrieval, scores=scores, k=k)
-    missing = _missing(q, retrieval, scores)
+    missing = missing_reasons(q, retrieval, scores)
     store = inputs.store
     index_ranks = ({cid: ranking.rank_of(store.position(cid)) for cid in grades
                     if store.has(cid)} if ranking is not None else {})
     case = Case(
         question=q, gold=qgold, ranked=ranked, scores=[score_of[c] for c in ranked],
         context_ids=context, answer=pred.answer, answer_scores=scores, retrieval=retrieval,
-        top_k=k, index=store, checks=checks, missing=_asked(cfg, missing),
+        top_k=k, index=store, checks=checks, missing=asked_and_prevented(cfg, missing),
         index_ranks=index_ranks,
     )
     gold_set = set(gold_ids)
@@ -261,13 +224,6 @@ def _score_unanswered(cfg: EvalConfig, inputs: Inputs, q: Question, ranking: Ran
         failures={"evaluation_failure.metric_missing": {"missing": {"answer": not_measured}}},
         checks=question_checks(answerable=q.answerable, retrieval=retrieval, scores={}, k=k),
         not_measured=not_measured)
-
-
-def _asked(cfg: EvalConfig, missing: dict[str, str]) -> dict[str, str]:
-    """The metrics the config asks for that the system's output kept from being measured."""
-    asked = {*cfg.metrics.retrieval, *cfg.metrics.answer}
-    return {m: r for m, r in missing.items()
-            if m in asked and r not in NOT_APPLICABLE and r != NO_GOLD}
 
 
 def score(cfg: EvalConfig, inputs: Inputs, predicted: Predicted, *, k: int,
@@ -358,132 +314,6 @@ def usage_of(q: Question, pred: Prediction, context: list[str], store: Index) ->
     return {"prompt_tokens": count_tokens(build_prompt(q.question, chunks)),
             "completion_tokens": count_tokens(pred.answer.text), "source": "counted",
             "tokenizer": TOKENIZER}
-
-
-# --- aggregate ---------------------------------------------------------------------------
-
-
-def _aggregate(cfg: EvalConfig, results: Sequence[QuestionResult], name: str,
-               values: list[Any]) -> Aggregate:
-    # Keyed by question id: resampled in id order, whatever the questions file's order.
-    by_id = {r.question_id: v for r, v in zip(results, values, strict=True)}
-    agg = aggregate(by_id, seed=cfg.seed, n_resamples=cfg.metrics.bootstrap_resamples)
-    reasons: dict[str, int] = {}
-    for r, v in zip(results, values, strict=True):
-        if v is None:
-            why = r.missing.get(name, "not measured")
-            reasons[why] = reasons.get(why, 0) + 1
-    return Aggregate.model_validate({**agg, "missing_reasons": dict(sorted(reasons.items()))})
-
-
-def cost_summary(results: Sequence[QuestionResult]) -> dict[str, Any]:
-    """Token totals of the answerer calls and ``total``, the sum of the questions'
-    ``usage.cost`` (in the currency of the configured prices): ``None`` unless every
-    question with usage has a cost, so an unknown price is never summed as 0. Questions
-    whose call failed have no usage and are not in the sums."""
-    usages = [r.usage for r in results if r.usage is not None]
-    costs = [c for u in usages if isinstance(c := u.get("cost"), (int, float))]
-    known = bool(usages) and len(costs) == len(usages)
-    return {
-        "tokenizer": TOKENIZER,
-        "prompt_tokens": sum(u["prompt_tokens"] for u in usages),
-        "completion_tokens": sum(u["completion_tokens"] for u in usages),
-        "answerer_calls": sum(1 for u in usages if u["prompt_tokens"] > 0),
-        "questions_with_usage": len(usages),
-        "total": math.fsum(costs) if known else None,
-    }
-
-
-def latency_summary(results: Sequence[QuestionResult]) -> dict[str, dict[str, float | int]]:
-    """p50 / p95 / mean per stage over the questions that report it (`total` = their sum)."""
-    stages: dict[str, list[float]] = {}
-    for r in results:
-        lat = r.latency_ms
-        if isinstance(lat, (int, float)):
-            lat = {"total": float(lat)}
-        if not lat:
-            continue
-        for stage, ms in lat.items():
-            stages.setdefault(stage, []).append(float(ms))
-        if "total" not in lat:
-            stages.setdefault("total", []).append(float(sum(lat.values())))
-    return {stage: {"p50": float(np.percentile(v, 50)), "p95": float(np.percentile(v, 95)),
-                    "mean": float(np.mean(v)), "n": len(v)} for stage, v in stages.items()}
-
-
-def _failure_summary(results: Sequence[QuestionResult]) -> dict[str, Any]:
-    counts = count_labels([r.failures for r in results])
-    by_category: dict[str, int] = {}
-    for label, n in counts.items():
-        cat = label.split(".")[0]
-        by_category[cat] = by_category.get(cat, 0) + n
-    return {
-        "counts": counts,
-        "by_category": by_category,
-        "questions_with_failures": sum(1 for r in results if r.failures),
-        "unobservable": UNOBSERVABLE,
-    }
-
-
-def _not_applicable(results: Sequence[QuestionResult], names: Iterable[str]
-                    ) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {}
-    for name in names:
-        for r in results:
-            why = r.missing.get(name)
-            if why in NOT_APPLICABLE:
-                out.setdefault(name, {})[why] = out.get(name, {}).get(why, 0) + 1
-    return out
-
-
-def summarize(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult], *, run_id: str,
-              mode: str, k: int, provenance: Mapping[str, Any] | None = None,
-              timings: Mapping[str, Any] | None = None, notes: Sequence[str] = ()
-              ) -> RunMetrics:
-    """Aggregates, totals, counts and provenance of scored questions: ``metrics.json``."""
-    retrieval = {name: _aggregate(cfg, results, name, [r.retrieval.get(name) for r in results])
-                 for name in cfg.metrics.retrieval}
-    answer = {name: _aggregate(cfg, results, name, [r.scores.get(name) for r in results])
-              for name in cfg.metrics.answer}
-    store = inputs.store
-    meta = store.meta
-    prov = {
-        "config_path": str(cfg.path) if cfg.path else None,
-        "config_sha256": cfg.sha256,
-        "index": {"embedding": meta.get("embedding"), "build": meta.get("build"),
-                  "stale": inputs.stale},
-        "package": {"name": "ragassay", "version": __version__},
-        "python": platform.python_version(),
-        "seed": cfg.seed,
-        "tokenizer": TOKENIZER,
-        "taxonomy_labels": len(LABELS),
-        **(provenance or {}),
-    }
-    return RunMetrics(
-        schema_version=RUN_SCHEMA_VERSION, run_id=run_id, mode=mode,
-        pipeline=cfg.pipeline.model_dump(),
-        answerer=({"kind": "external"} if mode == "predictions"
-                  else cfg.answerer.model_dump()),
-        counts=Counts(
-            questions=len(results),
-            answerable=sum(r.answerable for r in results),
-            unanswerable=sum(not r.answerable for r in results),
-            without_prediction=sum(1 for r in results if r.answer is None),
-            answerer_errors=sum(1 for r in results
-                                if r.not_measured not in (None, NO_PREDICTION)),
-        ),
-        checks=totals(((r.answerable, r.checks) for r in results), k=k,
-                      hit_policy=cfg.metrics.hit_policy),
-        retrieval=retrieval, answer=answer,
-        not_applicable=_not_applicable(results, [*cfg.metrics.retrieval, *cfg.metrics.answer]),
-        notes=list(notes),
-        failures=_failure_summary(results),
-        cost=cost_summary(results),
-        gold={"reanchored": [ev.report(qid) for qid, g in inputs.gold.items()
-                             for ev in g.evidence if ev.status != "ok"]},
-        provenance=Provenance(**prov),
-        timings={"latency_ms": latency_summary(results), **(timings or {})},
-    )
 
 
 # --- the public API ----------------------------------------------------------------------

@@ -11,8 +11,9 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from .aggregate import summarize
 from .config import EvalConfig, check_endpoints
-from .core import cap_k, judge, load_inputs, predict, score, summarize
+from .core import cap_k, judge, load_inputs, predict, score
 from .errors import InputError
 from .ingest import file_sha256
 from .runfolder import RunResult, check_run_id, referenced_chunk_texts

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from . import progress as stages
+from .aggregate import cost_summary
 from .atomic import FolderWriter, write_folder
 from .checks import totals
 from .config import EvalConfig, check_endpoints
-from .core import Predicted, cost_summary, load_inputs, predict, score
+from .core import Predicted, load_inputs, predict, score
 from .errors import InputError
 from .jsonio import json_text
 from .report.safe import md_table

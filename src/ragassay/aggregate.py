@@ -1,0 +1,150 @@
+"""A run's numbers from its scored questions: aggregates with bootstrap CIs, check totals,
+counts, cost, latency, failure counts and provenance — the content of ``metrics.json``.
+"""
+
+from __future__ import annotations
+
+import math
+import platform
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import __version__
+from .answer.prompt import TOKENIZER
+from .checks import totals
+from .config import EvalConfig
+from .diagnose import LABELS, UNOBSERVABLE, count_labels
+from .metrics.stats import aggregate
+from .reasons import NO_PREDICTION, NOT_APPLICABLE
+from .runfolder import RUN_SCHEMA_VERSION, Aggregate, Counts, Provenance, QuestionResult, RunMetrics
+
+if TYPE_CHECKING:
+    from .core import Inputs
+
+
+
+def _aggregate(cfg: EvalConfig, results: Sequence[QuestionResult], name: str,
+               values: list[Any]) -> Aggregate:
+    # Keyed by question id: resampled in id order, whatever the questions file's order.
+    by_id = {r.question_id: v for r, v in zip(results, values, strict=True)}
+    agg = aggregate(by_id, seed=cfg.seed, n_resamples=cfg.metrics.bootstrap_resamples)
+    reasons: dict[str, int] = {}
+    for r, v in zip(results, values, strict=True):
+        if v is None:
+            why = r.missing.get(name, "not measured")
+            reasons[why] = reasons.get(why, 0) + 1
+    return Aggregate.model_validate({**agg, "missing_reasons": dict(sorted(reasons.items()))})
+
+
+def cost_summary(results: Sequence[QuestionResult]) -> dict[str, Any]:
+    """Token totals of the answerer calls and ``total``, the sum of the questions'
+    ``usage.cost`` (in the currency of the configured prices): ``None`` unless every
+    question with usage has a cost, so an unknown price is never summed as 0. Questions
+    whose call failed have no usage and are not in the sums."""
+    usages = [r.usage for r in results if r.usage is not None]
+    costs = [c for u in usages if isinstance(c := u.get("cost"), (int, float))]
+    known = bool(usages) and len(costs) == len(usages)
+    return {
+        "tokenizer": TOKENIZER,
+        "prompt_tokens": sum(u["prompt_tokens"] for u in usages),
+        "completion_tokens": sum(u["completion_tokens"] for u in usages),
+        "answerer_calls": sum(1 for u in usages if u["prompt_tokens"] > 0),
+        "questions_with_usage": len(usages),
+        "total": math.fsum(costs) if known else None,
+    }
+
+
+def latency_summary(results: Sequence[QuestionResult]) -> dict[str, dict[str, float | int]]:
+    """p50 / p95 / mean per stage over the questions that report it (`total` = their sum)."""
+    stages: dict[str, list[float]] = {}
+    for r in results:
+        lat = r.latency_ms
+        if isinstance(lat, (int, float)):
+            lat = {"total": float(lat)}
+        if not lat:
+            continue
+        for stage, ms in lat.items():
+            stages.setdefault(stage, []).append(float(ms))
+        if "total" not in lat:
+            stages.setdefault("total", []).append(float(sum(lat.values())))
+    return {stage: {"p50": float(np.percentile(v, 50)), "p95": float(np.percentile(v, 95)),
+                    "mean": float(np.mean(v)), "n": len(v)} for stage, v in stages.items()}
+
+
+def _failure_summary(results: Sequence[QuestionResult]) -> dict[str, Any]:
+    counts = count_labels([r.failures for r in results])
+    by_category: dict[str, int] = {}
+    for label, n in counts.items():
+        cat = label.split(".")[0]
+        by_category[cat] = by_category.get(cat, 0) + n
+    return {
+        "counts": counts,
+        "by_category": by_category,
+        "questions_with_failures": sum(1 for r in results if r.failures),
+        "unobservable": UNOBSERVABLE,
+    }
+
+
+def _not_applicable(results: Sequence[QuestionResult], names: Iterable[str]
+                    ) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for name in names:
+        for r in results:
+            why = r.missing.get(name)
+            if why in NOT_APPLICABLE:
+                out.setdefault(name, {})[why] = out.get(name, {}).get(why, 0) + 1
+    return out
+
+
+def summarize(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult], *, run_id: str,
+              mode: str, k: int, provenance: Mapping[str, Any] | None = None,
+              timings: Mapping[str, Any] | None = None, notes: Sequence[str] = ()
+              ) -> RunMetrics:
+    """Aggregates, totals, counts and provenance of scored questions: ``metrics.json``."""
+    retrieval = {name: _aggregate(cfg, results, name, [r.retrieval.get(name) for r in results])
+                 for name in cfg.metrics.retrieval}
+    answer = {name: _aggregate(cfg, results, name, [r.scores.get(name) for r in results])
+              for name in cfg.metrics.answer}
+    store = inputs.store
+    meta = store.meta
+    prov = {
+        "config_path": str(cfg.path) if cfg.path else None,
+        "config_sha256": cfg.sha256,
+        "index": {"embedding": meta.get("embedding"), "build": meta.get("build"),
+                  "stale": inputs.stale},
+        "package": {"name": "ragassay", "version": __version__},
+        "python": platform.python_version(),
+        "seed": cfg.seed,
+        "tokenizer": TOKENIZER,
+        "taxonomy_labels": len(LABELS),
+        **(provenance or {}),
+    }
+    return RunMetrics(
+        schema_version=RUN_SCHEMA_VERSION, run_id=run_id, mode=mode,
+        pipeline=cfg.pipeline.model_dump(),
+        answerer=({"kind": "external"} if mode == "predictions"
+                  else cfg.answerer.model_dump()),
+        counts=Counts(
+            questions=len(results),
+            answerable=sum(r.answerable for r in results),
+            unanswerable=sum(not r.answerable for r in results),
+            without_prediction=sum(1 for r in results if r.answer is None),
+            answerer_errors=sum(1 for r in results
+                                if r.not_measured not in (None, NO_PREDICTION)),
+        ),
+        checks=totals(((r.answerable, r.checks) for r in results), k=k,
+                      hit_policy=cfg.metrics.hit_policy),
+        retrieval=retrieval, answer=answer,
+        not_applicable=_not_applicable(results, [*cfg.metrics.retrieval, *cfg.metrics.answer]),
+        notes=list(notes),
+        failures=_failure_summary(results),
+        cost=cost_summary(results),
+        gold={"reanchored": [ev.report(qid) for qid, g in inputs.gold.items()
+                             for ev in g.evidence if ev.status != "ok"]},
+        provenance=Provenance(**prov),
+        timings={"latency_ms": latency_summary(results), **(timings or {})},
+    )
+
+
