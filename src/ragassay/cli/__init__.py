@@ -1,0 +1,88 @@
+"""Command line: `ragassay index|run|sweep|gate|compare|report|judge-check|metrics|trec-eval|
+export-trec`, and the contract entry `eval.naive_rag.run_eval`.
+
+Start-up imports typer and rich's console only; every command imports what it uses.
+Tables go to stdout (rich on a terminal, Markdown otherwise: never a cut number), or one
+JSON document with ``--format json``; notes, warnings and progress go to stderr.
+
+The commands live in one module per group (:mod:`.evaluate`: index, run, sweep;
+:mod:`.gating`: gate; :mod:`.reports`: compare, report, export-trec; :mod:`.measures`:
+metrics, trec-eval, judge-check), with :mod:`.common` (guard, options) and :mod:`.output`
+(JSON, tables, the gate document); they are registered here, in the order ``--help`` lists
+them. The consoles ``err`` and ``out`` live here too, and the commands look them up as
+``cli.err`` / ``cli.out`` when they run, so replacing ``ragassay.cli.out`` reaches them all.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from typer.core import TyperCommand
+
+from .. import __version__
+from .common import _Command, _Group
+from .evaluate import index, run, sweep
+from .gating import gate
+from .measures import judge_check_cmd, metrics_cmd, trec_eval
+from .reports import compare, export_trec, report
+
+HELP = ("Measure a RAG system question by question: found, grounded, right. Exit codes: 0 ok, "
+        "1 gate failed, 2 bad input, 3 questions not measured, 4 internal error.")
+
+app = typer.Typer(add_completion=True, no_args_is_help=True, help=HELP, cls=_Group)
+err = Console(stderr=True, soft_wrap=True, highlight=False)
+out = Console()  # the commands read both as `cli.err` / `cli.out` when they run
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"ragassay {__version__}")
+        raise typer.Exit()
+
+
+def _main_options(
+        debug: Annotated[bool, typer.Option(
+            "--debug", help="Print the traceback of an internal error.")] = False,
+        version: Annotated[bool, typer.Option(
+            "--version", help="Print the version and exit.", is_eager=True,
+            callback=_print_version)] = False) -> None:
+    _debug_option(debug)
+
+
+def _debug_option(debug: bool) -> None:
+    if debug:
+        os.environ["RAGASSAY_DEBUG"] = "1"
+
+
+app.callback()(_main_options)
+
+app.command()(index)
+app.command()(run)
+app.command()(gate)
+app.command()(sweep)
+app.command()(compare)
+app.command("metrics")(metrics_cmd)
+app.command("trec-eval")(trec_eval)
+app.command("export-trec")(export_trec)
+app.command("judge-check")(judge_check_cmd)
+app.command()(report)
+
+
+def run_eval_main(argv: list[str] | None = None) -> None:
+    """The contract command: `python -m eval.naive_rag.run_eval --config ... [--run-id ID]`."""
+    args = list(argv if argv is not None else sys.argv[1:])
+    if "--debug" in args:
+        args.remove("--debug")
+        _debug_option(True)
+    single = typer.Typer(add_completion=False, help=HELP)
+    single.command(cls=_Command)(run)
+    single(args=args, prog_name="run_eval")
+
+
+for _info in app.registered_commands:  # every command's help shows flags without <bool>
+    if _info.cls in (None, TyperCommand):
+        _info.cls = _Command

@@ -1,0 +1,5 @@
+"""`python -m ragassay.cli`: the command line."""
+
+from . import app
+
+app()

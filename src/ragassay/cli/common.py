@@ -1,0 +1,132 @@
+"""What the commands share: typer classes, the error guard, progress, options, config loading."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.markup import escape
+from typer.core import TyperCommand, TyperGroup
+
+from .. import cli
+from ..errors import BAD_INPUT, INTERNAL_ERROR, InputError
+
+T = TypeVar("T")
+
+
+def _flags_without_metavar(params: list[Any]) -> list[Any]:
+    """Flags take no value: no ``<bool>`` next to them in the rich help. A flag given no
+    default (``--help``, the completion flags) defaults to False, not None: typer checks a
+    non-bool value with pydantic, whose import would double the time of ``--help``."""
+    for param in params:
+        if getattr(param, "is_flag", False):
+            if param.metavar is None:
+                param.metavar = ""
+            if param.default is None and getattr(param, "is_bool_flag", False):
+                param.default = False
+    return params
+
+
+class _Command(TyperCommand):
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _flags_without_metavar(super().get_params(ctx))
+
+
+class _Group(TyperGroup):
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _flags_without_metavar(super().get_params(ctx))
+
+
+def _quiet_pypdf() -> None:
+    """pypdf logs its own complaints ("EOF marker not found") before ragassay's one-line
+    error names the file; the CLI prints only the latter."""
+    import logging
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+
+
+def _guard(fn: Callable[[], T]) -> T:
+    """Bad input → one line on stderr and exit 2; any other exception is a bug of ours:
+    exit 4, with the traceback under ``--debug``."""
+    try:
+        return fn()
+    except InputError as exc:
+        cli.err.print(f"[bold red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(BAD_INPUT) from None
+    except (typer.Exit, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        if os.environ.get("RAGASSAY_DEBUG") == "1":
+            import traceback
+
+            cli.err.print(escape(traceback.format_exc()))
+        cli.err.print(f"[bold red]internal error:[/] {escape(f'{type(exc).__name__}: {exc}')} "
+                  "(a bug in ragassay; rerun with --debug for the traceback)")
+        raise typer.Exit(INTERNAL_ERROR) from None
+
+
+class Format(str, Enum):
+    """What a command prints on stdout."""
+
+    text = "text"
+    json = "json"
+
+
+FormatOpt = Annotated[Format, typer.Option(
+    "--format", help="text: tables and lines; json: one JSON document on stdout, messages "
+                     "on stderr.")]
+ProgressOpt = Annotated[bool | None, typer.Option(
+    "--progress/--no-progress", show_default=False,
+    help="Progress bars on stderr (default: on when stderr is a terminal).")]
+
+
+def _progress_on(progress: bool | None) -> bool:
+    from ..progress import stderr_is_terminal
+
+    return stderr_is_terminal() if progress is None else progress
+
+
+def _with_progress(progress: bool | None, fn: Callable[[], T]) -> T:
+    """``fn()`` under ``_guard``, drawing progress as ``--progress/--no-progress`` says."""
+    from ..progress import enabled_for
+
+    with enabled_for(_progress_on(progress)):
+        return _guard(fn)
+
+
+def _load(config: Path, predictions: Path | None = None, chunks: Path | None = None,
+          k: int | None = None, lenient: bool = False) -> Any:
+    """The config with the command-line values applied, then checked."""
+    from ..config import load_config
+
+    overrides: dict[str, Any] = {}
+    if predictions is not None:
+        overrides["predictions_path"] = predictions
+    if chunks is not None:
+        overrides.update({"chunks_path": chunks, "index_dir": None, "source_dir": None})
+    if k is not None:
+        if k < 1:
+            raise InputError("--k", f"k must be at least 1 (got {k})")
+        overrides["pipeline.top_k"] = k
+    if lenient:
+        overrides["lenient"] = True
+    return load_config(config, overrides)
+
+
+ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="Evaluation config (YAML).")]
+RunIdOpt = Annotated[str | None, typer.Option("--run-id", help="Run folder name (default: time).")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing folder of that id.")]
+RootOpt = Annotated[Path | None, typer.Option(help="Override the config's output_root.")]
+QuietOpt = Annotated[bool, typer.Option(
+    "--quiet", "-q", help="No tables on stdout (progress: see --progress).")]
+PredOpt = Annotated[Path | None, typer.Option(
+    "--predictions", help="Score this predictions JSONL instead of the built-in pipeline.")]
+ChunksOpt = Annotated[Path | None, typer.Option(
+    "--chunks", help="Evidence as a plain chunks.jsonl instead of an index.")]
+KOpt = Annotated[int | None, typer.Option("--k", help="Override pipeline.top_k.")]
+LenientOpt = Annotated[bool, typer.Option(
+    "--lenient", help="Unknown keys in question, gold and prediction rows are warnings.")]

@@ -1,0 +1,171 @@
+"""The evaluating commands: `ragassay index`, `ragassay run` and `ragassay sweep`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from .. import cli
+from ..errors import GATE_FAILED, NOT_MEASURED, InputError
+from .common import (
+    ChunksOpt,
+    ConfigOpt,
+    ForceOpt,
+    Format,
+    FormatOpt,
+    KOpt,
+    LenientOpt,
+    PredOpt,
+    ProgressOpt,
+    QuietOpt,
+    RootOpt,
+    RunIdOpt,
+    _load,
+    _progress_on,
+    _quiet_pypdf,
+    _with_progress,
+)
+from .gating import _gate
+from .output import _gate_doc, _print_json, _table
+
+
+def index(
+    source: Annotated[Path, typer.Option(help="Folder of documents to index.")] = Path("data/raw"),
+    out_dir: Annotated[Path, typer.Option("--out", help="Index folder to write.")] = Path(
+        "data/index"),
+    chunk_size: Annotated[int, typer.Option(help="Chunk length in characters.")] = 400,
+    overlap: Annotated[int, typer.Option(help="Characters shared by neighbouring chunks.")] = 80,
+    embedder: Annotated[str, typer.Option(help="Embedder name (see `ragassay.embed`).")] = (
+        "hashing"),
+    if_stale: Annotated[bool, typer.Option(
+        "--if-stale", help="Only build when the index is missing or out of date.")] = False,
+    progress: ProgressOpt = None,
+    quiet: Annotated[bool, typer.Option(
+        "--quiet", "-q", help="No progress bar (index prints no tables): --no-progress.")
+    ] = False,
+) -> None:
+    """Build `index.json` + `embeddings.npy` from a folder of documents."""
+    from ..embed import known_embedders
+    from ..errors import unknown_name
+    from ..index import build_index, index_status, skipped_note
+    from ..ingest.chunking import check_chunking
+
+    _quiet_pypdf()
+    show = _progress_on(False if quiet and progress is None else progress)
+
+    def go() -> None:
+        try:
+            check_chunking(chunk_size, overlap)
+        except ValueError as exc:
+            raise InputError("--chunk-size/--overlap", str(exc)) from None
+        if embedder not in known_embedders():
+            raise InputError("--embedder", unknown_name("embedder", embedder, known_embedders()))
+        if if_stale:
+            reason = index_status(out_dir, source, chunk_size=chunk_size, overlap=overlap,
+                                  embedder=embedder)
+            if reason is None:
+                cli.err.print(f"index {out_dir} is up to date")
+                return
+            cli.err.print(f"rebuilding index {out_dir}: {reason}")
+        idx = build_index(source, out_dir, chunk_size=chunk_size, overlap=overlap,
+                          embedder=embedder, progress=show)
+        note = skipped_note(idx.skipped)
+        if note:
+            cli.err.print(f"[yellow]warning:[/] {escape(note)}")
+        b = idx.meta["build"]
+        cli.err.print(f"indexed {b['num_documents']} documents into {b['num_chunks']} chunks "
+                  f"→ {out_dir}")
+
+    _with_progress(show, go)
+
+
+def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
+        output_root: RootOpt = None, quiet: QuietOpt = False, predictions: PredOpt = None,
+        chunks: ChunksOpt = None, k: KOpt = None, lenient: LenientOpt = False,
+        apply_gate: Annotated[bool, typer.Option(
+            "--gate", help="Then apply the config's gate: exit 1 when it fails.")] = False,
+        output_format: FormatOpt = Format.text, progress: ProgressOpt = None,
+        ) -> None:
+    """Evaluate the configured pipeline (or a predictions file) and write the run folder.
+
+    With --format json, stdout is metrics.json plus `run_dir` (and `gate` with --gate)."""
+    from ..report.summary import print_summary
+    from ..run import run_evaluation
+
+    as_json = output_format is Format.json
+    _quiet_pypdf()
+    result = _with_progress(progress, lambda: run_evaluation(
+        _load(config, predictions, chunks, k, lenient), run_id=run_id, force=force,
+        output_root=output_root))
+    if not quiet and not as_json:
+        print_summary(result, cli.out)
+    (cli.err if as_json else cli.out).print(escape(result.totals.line()), soft_wrap=True)
+    for note in result.metrics.notes:
+        cli.err.print(f"[yellow]note:[/] {escape(note)}")
+    stale = result.metrics.provenance.index.get("stale")
+    if stale:
+        cli.err.print(f"[yellow]warning:[/] the index is stale ({escape(stale)}); rebuild it with "
+                  "`ragassay index --if-stale`")
+    run_dir = result.folder
+    assert run_dir is not None  # written by run_evaluation
+    cli.err.print(f"run {escape(result.run_id)} → {escape(str(run_dir))}")
+    failed = result.metrics.counts.answerer_errors
+    gate_result = None
+    if apply_gate and not failed:
+        gate_result = _gate(run_dir, None, config, None, None,
+                            lines_to=cli.err if as_json else cli.out)
+    if as_json:
+        doc = {**result.metrics.model_dump(mode="json"), "run_dir": str(run_dir)}
+        if gate_result is not None:
+            doc["gate"] = _gate_doc(gate_result)
+        _print_json(doc)
+    if failed:
+        first = next((q.not_measured for q in result.questions if q.not_measured),
+                     "the answerer call failed")
+        cli.err.print(f"[red]error:[/] {failed} questions not measured (answers.jsonl, "
+                  f"not_measured), e.g. {escape(first)}; their retrieval is measured; rerun to "
+                  "resume from the cache")
+        raise typer.Exit(NOT_MEASURED)
+    if gate_result is not None and not gate_result.passed:
+        raise typer.Exit(GATE_FAILED)
+
+
+def sweep(config: ConfigOpt,
+          k: Annotated[str, typer.Option("--k", help="k values: 1..10 or 1,3,5.")] = "1..10",
+          threshold: Annotated[str | None, typer.Option(
+              "--threshold", help="Score thresholds to try besides none, e.g. 0.2,0.3.")] = None,
+          sweep_id: Annotated[str, typer.Option(help="Output folder name.")] = "sweep",
+          force: ForceOpt = False, output_root: RootOpt = None, predictions: PredOpt = None,
+          chunks: ChunksOpt = None, lenient: LenientOpt = False,
+          output_format: FormatOpt = Format.text, progress: ProgressOpt = None) -> None:
+    """Evaluate k = 1..N (and thresholds) in one call: table, sweep.json/md and a PNG plot.
+
+    With --format json, stdout is sweep.json plus `sweep_dir`."""
+    from ..jsonio import read_json
+    from ..runfolder import check_run_id
+    from ..sweep import SWEEP_HEADER, parse_k_range, parse_thresholds, run_sweep, sweep_table
+    from ..sweep import write_sweep as save
+
+    def go() -> tuple[list[dict[str, Any]], Path, list[str]]:
+        ks, thresholds = parse_k_range(k), parse_thresholds(threshold)
+        cfg = _load(config, predictions, chunks, lenient=lenient)
+        check_run_id(sweep_id, "--sweep-id")
+        dest = Path(output_root or cfg.output_root) / sweep_id
+        if dest.exists() and not force:
+            raise InputError(dest, "already exists; choose another --sweep-id or pass --force")
+        rows, notes = run_sweep(cfg, ks, thresholds)
+        save(rows, dest, cfg=cfg, force=force)
+        return rows, dest, notes
+
+    _quiet_pypdf()
+    rows, dest, notes = _with_progress(progress, go)
+    for note in notes:
+        cli.err.print(f"[yellow]note:[/] {escape(note)}")
+    if output_format is Format.json:
+        _print_json({**read_json(dest / "sweep.json"), "sweep_dir": str(dest)})
+    else:
+        _table("sweep", SWEEP_HEADER, sweep_table(rows))
+    cli.err.print(f"sweep → {escape(str(dest))}/sweep.md, sweep.json, sweep.png")

@@ -1,0 +1,69 @@
+"""Commands that read run folders: `ragassay compare`, `ragassay report`, `ragassay export-trec`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from .. import cli
+from .common import Format, FormatOpt, _guard
+from .output import _print_json, _table
+
+
+def compare(runs: Annotated[list[Path], typer.Argument(help="Run folders, the baseline first.")],
+            metric: Annotated[list[str] | None, typer.Option(
+                "--metric", "-m", help="Metric to compare (default: all in metrics.json).")] = None,
+            seed: Annotated[int, typer.Option(help="Seed of the resampling tests.")] = 0,
+            json_out: Annotated[Path | None, typer.Option(
+                "--json", help="Also write the full comparison as JSON.")] = None,
+            output_format: FormatOpt = Format.text) -> None:
+    """Per-metric deltas between runs with paired randomization and t-test p-values.
+
+    With --format json, stdout is the comparison (the document --json writes)."""
+    from ..atomic import write_text
+    from ..jsonio import json_text
+    from ..report.compare import COMPARE_HEADER, compare_rows, compare_runs, summary_rows
+
+    result = _guard(lambda: compare_runs(runs, metrics=metric or None, seed=seed))
+    if output_format is Format.json:
+        _print_json(result)
+    else:
+        header, rows = _guard(lambda: summary_rows(runs, metric or None))
+        _table("runs", header, rows, left=["run", "pipeline"])
+        _table(f"compared with {runs[0]}", COMPARE_HEADER, compare_rows(result),
+               left=["candidate", "metric"])
+    if json_out is not None:
+        write_text(json_out, json_text(result))
+
+
+def export_trec(run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
+                out_dir: Annotated[Path | None, typer.Option(
+                    "--out", help="Folder for the files (default: RUN_DIR/trec).")] = None
+                ) -> None:
+    """Write a run folder's rankings and gold as TREC `run.trec` and `qrels.trec` (ids with
+    whitespace percent-encoded; `ragassay trec-eval` on them gives the run's values)."""
+    from ..report.trec import export_trec
+    from ..runfolder import read_run
+
+    dest = out_dir if out_dir is not None else run_dir / "trec"
+    notes = _guard(lambda: export_trec(read_run(run_dir), dest))
+    for note in notes:
+        cli.err.print(f"note: {escape(note)}")
+    cli.err.print(f"wrote {escape(str(dest / 'run.trec'))} and {escape(str(dest / 'qrels.trec'))}")
+
+
+def report(run_dirs: Annotated[list[Path], typer.Argument(
+               help="A run folder; or BASE NEW [NEW2 ...] for a comparison page.")],
+           out_file: Annotated[Path | None, typer.Option(
+               "--out", help="HTML file (default: RUN_DIR/report.html; comparing: "
+               "NEW/compare-BASE.html).")] = None) -> None:
+    """(Re)write the HTML report of a run folder, or write the page comparing runs."""
+    from ..report.compare_html import write_compare_html
+    from ..report.html import write_html
+
+    path = _guard(lambda: write_html(run_dirs[0], out_file) if len(run_dirs) == 1
+                  else write_compare_html(run_dirs, out_file))
+    cli.err.print(f"report → {path}")

@@ -1,0 +1,50 @@
+"""The on-disk cache of chat replies: request keys (sha256 of the payload) and entry files."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from ..atomic import write_text
+
+CACHE_VERSION = 1
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no spaces, UTF-8 kept: the same value always gives the same text."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def cache_key(payload: dict[str, Any]) -> str:
+    """sha256 of the canonical JSON of a request payload (model, messages, temperature,
+    max_tokens and any other parameter). The base URL is not part of it: the same model
+    served at another address gives the same key."""
+    return hashlib.sha256(canonical_json({"v": CACHE_VERSION, **payload}).encode()).hexdigest()
+
+
+def cache_file(cache_dir: Path | None, key: str) -> Path | None:
+    """The file holding the cached reply for ``key`` (``None`` without a cache)."""
+    return None if cache_dir is None else cache_dir / f"{key}.json"
+
+
+def read_entry(path: Path | None) -> dict[str, Any] | None:
+    """The cached entry in ``path``; ``None`` when there is none or it cannot be used."""
+    if path is None or not path.is_file():
+        return None
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # unreadable entry: ask again and overwrite it
+    if not isinstance(entry, dict) or not isinstance(entry.get("text"), str):
+        return None
+    return entry
+
+
+def write_entry(path: Path | None, entry: dict[str, Any]) -> None:
+    """Store ``entry`` in ``path`` (nothing without a cache)."""
+    if path is None:
+        return
+    # Temp file + rename: an interrupted run leaves complete entries or none.
+    write_text(path, canonical_json(entry))

@@ -1,0 +1,148 @@
+"""The question rows embedded in the report page as JSON: compact rows and :func:`decode_row`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..runfolder import QuestionResult, RunResult
+from .charts import CATEGORY_COLORS, _e, _is_number
+
+STATIC_ROWS = 50  # questions written as static HTML (failing first), for a page without JS
+RETRIEVED_SHOWN = 20  # retrieved chunks per question embedded in the page (k cut-off drawn)
+
+
+def json_script(element_id: str, data: Any) -> str:
+    """``data`` as a ``<script type="application/json">`` element. Every ``<`` is written
+    ``\u003c`` (JSON allows it only inside strings), so no text closes the element or opens
+    a comment (``</script>``, ``<!--``)."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+    return f'<script type="application/json" id="{_e(element_id)}">{text}</script>'
+
+
+def failing_first(questions: list[QuestionResult]) -> list[QuestionResult]:
+    """Questions with a failure label first, each group in record order."""
+    return [q for q in questions if q.failures] + [q for q in questions if not q.failures]
+
+
+def _score(value: Any) -> float | None:
+    return round(float(value), 4) if _is_number(value) else None
+
+
+class Strings:
+    """A table of repeated strings (chunk ids, labels, topics, statuses): rows refer to them by
+    position, which keeps 10,000 questions within a few megabytes."""
+
+    def __init__(self) -> None:
+        self.table: list[str] = []
+        self._index: dict[str, int] = {}
+
+    def __call__(self, text: str | None) -> int | None:
+        if text is None:
+            return None
+        if text not in self._index:
+            self._index[text] = len(self.table)
+            self.table.append(text)
+        return self._index[text]
+
+
+# A row is a list in this field order (trailing empty fields left off); see decode_row.
+ROW_FIELDS = ("id", "q", "topic", "ans", "st", "c", "gr", "rank", "top", "lab", "ret", "nret",
+              "gold", "gri", "text", "cit", "cited", "nm", "ev")
+_CHECK_CHAR = {True: "y", False: "n", None: "-"}
+
+
+def _tilde(value: Any, s: Strings) -> Any:
+    """Failure evidence with its longer strings (and keys) as ``"~<position>"`` in ``s``
+    (every string starting with ``~`` is written so, so the reading is unambiguous)."""
+    def short(text: str) -> str:
+        return f"~{s(text)}" if len(text) > 6 or text.startswith("~") else text
+    if isinstance(value, str):
+        return short(value)
+    if isinstance(value, dict):
+        return {short(str(key)): _tilde(v, s) for key, v in value.items()}
+    if isinstance(value, list):
+        return [_tilde(v, s) for v in value]
+    return value
+
+
+def question_row(q: QuestionResult, k: int, s: Strings) -> list[Any]:
+    """A question as one compact JSON row of the page (the script decodes it with the string
+    table ``s`` and renders it on demand; :func:`decode_row` reads it back). Chunk ids,
+    labels, topic, status and reasons are positions in ``s``; ``c`` is the three checks as
+    ``y`` / ``n`` / ``-``; ``ret`` holds ``[chunk, score]`` per retrieved chunk, with
+    ``gold, rank`` appended when they are not "in the gold list" and the position; ``ev`` the
+    evidence per label in ``lab`` order."""
+    gold_ids = set(q.gold_chunk_ids)
+    cited = q.scores.get("cited_ids")
+    ret = []
+    for i, h in enumerate(q.retrieved[:max(k, RETRIEVED_SHOWN)]):
+        entry: list[Any] = [s(h.chunk_id), _score(h.score)]
+        plain = h.rank == i + 1 and h.gold == (h.chunk_id in gold_ids)
+        ret.append(entry if plain else [*entry, 1 if h.gold else 0, h.rank])
+    c = q.checks
+    values: dict[str, Any] = {
+        "id": q.question_id, "q": q.question, "topic": s(q.topic), "ans": int(q.answerable),
+        "st": s(q.answer.status) if q.answer is not None else None,
+        "c": "".join(_CHECK_CHAR[v] for v in (c.found, c.grounded, c.right)),
+        "gr": s(q.scores.get("groundedness_reason") or None),
+        "rank": q.retrieval.get("rank"),
+        "top": _score(q.retrieved[0].score) if q.retrieved else None,
+        "lab": [s(label) for label in q.failures], "ret": ret,
+        "nret": len(q.retrieved) if len(q.retrieved) != len(ret) else None,
+        "gold": [s(cid) for cid in q.gold_chunk_ids],
+        "gri": q.gold_rank_in_index or None,
+    }
+    if q.answer is not None:
+        values["text"] = q.answer.text
+        values["cit"] = [[s(x.chunk_id), x.page] for x in q.answer.citations]
+        values["cited"] = [s(str(x)) for x in cited] if isinstance(cited, list) else []
+    values["nm"] = s(q.not_measured)
+    values["ev"] = _tilde(list(q.failures.values()), s) if q.failures else None
+    row = [values.get(name) for name in ROW_FIELDS]
+    while row and row[-1] is None:
+        row.pop()
+    return row
+
+
+def decode_row(row: list[Any], strings: list[str]) -> dict[str, Any]:
+    """A row as the page's script reads it: ``{field: value}`` with strings resolved, checks
+    as True / False / None, ``ret`` as ``[rank, chunk_id, score, gold]``, ``ev`` as
+    ``{label: evidence}``."""
+    r = dict(zip(ROW_FIELDS, row + [None] * (len(ROW_FIELDS) - len(row)), strict=True))
+
+    def at(i: int | None) -> str | None:
+        return None if i is None else strings[i]
+
+    def untilde(v: Any) -> Any:
+        if isinstance(v, str):
+            return strings[int(v[1:])] if v.startswith("~") else v
+        if isinstance(v, dict):
+            return {untilde(key): untilde(x) for key, x in v.items()}
+        return [untilde(x) for x in v] if isinstance(v, list) else v
+
+    gold = [at(i) for i in r["gold"] or []]
+    r.update(topic=at(r["topic"]), st=at(r["st"]), gr=at(r["gr"]) or "", nm=at(r["nm"]),
+             ans=bool(r["ans"]), gold=gold, lab=[at(i) for i in r["lab"] or []],
+             c=[{"y": True, "n": False, "-": None}[x] for x in r["c"]])
+    r["ret"] = [[e[3] if len(e) > 2 else i + 1, at(e[0]), e[1],
+                 bool(e[2]) if len(e) > 2 else at(e[0]) in gold]
+                for i, e in enumerate(r["ret"] or [])]
+    r["nret"] = len(r["ret"]) if r["nret"] is None else r["nret"]
+    if r["cit"] is not None:
+        r["cit"] = [[at(x[0]), x[1]] for x in r["cit"]]
+        r["cited"] = [at(x) for x in r["cited"] or []]
+    r["ev"] = dict(zip(r["lab"], untilde(r["ev"]), strict=True)) if r["ev"] else None
+    return r
+
+
+def _rows_json(result: RunResult) -> dict[str, Any]:
+    k = result.totals.k
+    strings = Strings()
+    rows = [question_row(q, k, strings) for q in failing_first(result.questions)]
+    return {"k": k, "static": min(STATIC_ROWS, len(result.questions)), "colors": CATEGORY_COLORS,
+            "strings": strings.table, "rows": rows}
+
+
+def _chunks_json(result: RunResult) -> dict[str, str]:
+    return result.chunk_texts

@@ -1,0 +1,320 @@
+"""The sections of the report page: header, totals, metrics, failures, static question rows."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from ..checks import verdict_text
+from ..runfolder import QuestionResult, RunResult
+from .charts import (
+    CATEGORY_COLORS,
+    _category,
+    _ci_text,
+    _color,
+    _e,
+    _is_number,
+    _num,
+    _short,
+    failure_chart,
+    metric_chart,
+)
+from .rows import STATIC_ROWS, failing_first
+
+MAX_CHUNKS_SHOWN = 10
+_GOLD = '<span class="gold">gold</span>'
+
+
+# --- small formatting helpers --------------------------------------------------------
+
+
+def _table(header: list[str], rows: Iterable[str], cls: str = "") -> str:
+    """A table wrapped for horizontal scrolling; `rows` are ready-made `<tr>` strings."""
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    klass = f' class="{cls}"' if cls else ""
+    return (f'<div class="scroll"><table{klass}><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table></div>")
+
+
+# --- 1. header -----------------------------------------------------------------------
+
+
+def _header_section(m: dict[str, Any], folder: str) -> str:
+    prov = m.get("provenance") or {}
+    index = prov.get("index") or {}
+    emb = index.get("embedding") or {}
+    build = index.get("build") or {}
+    chunking = build.get("chunking") or {}
+    pipe = m.get("pipeline") or {}
+    counts = m.get("counts") or {}
+    answerer = (m.get("answerer") or {}).get("kind")
+    facts = [
+        ("pipeline", f"{pipe.get('name', '—')} (top_k {pipe.get('top_k', '—')}, "
+                     f"{pipe.get('retrieval_backend', '—')} retrieval"
+                     + (f", {answerer} answerer)" if answerer else ")")),
+        ("index model", f"{emb.get('backend', '—')} {emb.get('model', '—')} "
+                        f"(dimension {emb.get('dimension', '—')})"),
+        ("chunking", f"{chunking.get('strategy', '—')}, {chunking.get('chunk_size', '—')} chars, "
+                     f"overlap {chunking.get('overlap', '—')}; {build.get('num_chunks', '—')} "
+                     f"chunks from {build.get('num_documents', '—')} documents"),
+        ("questions", f"{counts.get('questions', '—')} ({counts.get('answerable', '—')} "
+                      f"answerable, {counts.get('unanswerable', '—')} unanswerable)"),
+        ("seed", f"{prov.get('seed', '—')} (bootstrap 95% confidence intervals)"),
+        ("config", f"{prov.get('config_path') or '—'} "
+                   f"(sha256 {str(prov.get('config_sha256') or '—')[:12]})"),
+        ("package", f"ragassay {(prov.get('package') or {}).get('version', '—')}"),
+    ]
+    created = (m.get("timings") or {}).get("created_at")
+    if created:
+        facts.append(("created", str(created)))
+    dl = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in facts)
+    parts = [f"<header><h1>Run <code>{_e(m.get('run_id', folder))}</code></h1>",
+             f'<dl class="facts">{dl}</dl>']
+    if index.get("stale"):
+        parts.append(f'<p class="warn"><strong>Warning: the index is stale</strong> — '
+                     f"{_e(index['stale'])}. Rebuild it before trusting these numbers.</p>")
+    parts.append("</header>")
+    return "\n".join(parts)
+
+
+# --- 1b. totals, cost, notes ------------------------------------------------------------
+
+
+def _ms(value: Any) -> str:
+    return f"{value:,.1f} ms" if _is_number(value) else "—"
+
+
+def _tokens(value: Any) -> str:
+    return f"{int(value):,}" if _is_number(value) else "—"
+
+
+def _totals_section(result: RunResult) -> str:
+    m = result.metrics
+    cost = m.cost or {}
+    lat = (m.timings.get("latency_ms") or {}) if isinstance(m.timings, dict) else {}
+    lat_parts = [f"{_e(stage)} p50 {_ms(v.get('p50'))} · p95 {_ms(v.get('p95'))}"
+                 for stage, v in lat.items() if isinstance(v, dict)]
+    extra = [f"tokenizer {_e(cost['tokenizer'])}" if cost.get("tokenizer") else "",
+             f"{_e(cost['answerer_calls'])} answerer calls"
+             if cost.get("answerer_calls") is not None else ""]
+    extra_text = ", ".join(x for x in extra if x)
+    cost_line = (f"prompt tokens {_tokens(cost.get('prompt_tokens'))} · completion tokens "
+                 f"{_tokens(cost.get('completion_tokens'))}"
+                 + (f" ({extra_text})" if extra_text else ""))
+    if _is_number(cost.get("total")):  # money only when prices are configured
+        cost_line += f" · money {cost['total']:.4f} (at the configured prices)"
+    parts = ['<section class="totals">',
+             f'<p class="line"><strong>{_e(result.totals.line())}</strong></p>',
+             f"<p>Cost: {cost_line}</p>"]
+    if lat_parts:
+        parts.append(f'<p class="latency">Latency: {"; ".join(lat_parts)}</p>')
+    if m.notes:
+        items = "".join(f"<li>{_e(n)}</li>" for n in m.notes)
+        parts.append(f'<div class="notes"><strong>Notes</strong><ul>{items}</ul></div>')
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+# --- 2. metrics ----------------------------------------------------------------------
+
+
+def _metric_row(name: str, agg: dict[str, Any]) -> str:
+    mean = agg.get("mean")
+    mean_cell = (f'<td class="num">{_num(mean)}</td>' if _is_number(mean)
+                 else '<td class="num nm">not measured</td>')
+    return (f"<tr><td>{_e(name)}</td>{mean_cell}<td class=\"num\">{_e(_ci_text(agg))}</td>"
+            f'<td class="num">{_e(agg.get("n", "—"))}</td>'
+            f'<td class="num">{_e(agg.get("missing", "—"))}</td></tr>')
+
+
+def _metric_section(m: dict[str, Any], group: str, title: str) -> str:
+    aggs = {str(k): v if isinstance(v, dict) else {} for k, v in m[group].items()}
+    head = f"<section><h2>{_e(title)}</h2>"
+    if not aggs:
+        return head + f"<p>No {_e(group)} metrics configured.</p></section>"
+    table = _table(["metric", "mean", "95% CI", "n", "missing"],
+                   (_metric_row(name, agg) for name, agg in aggs.items()), "metrics")
+    unmeasured = [f"{_e(n)} ({_e(a.get('missing', '?'))} missing)" for n, a in aggs.items()
+                  if not _is_number(a.get("mean"))]
+    note = (f'<p class="nm">Not measured: {", ".join(unmeasured)}.</p>' if unmeasured else "")
+    chart = metric_chart(aggs, f"{title}: means with bootstrap 95% CI")
+    return f'{head}<div class="pair"><div>{table}{note}</div><div>{chart}</div></div></section>'
+
+
+# --- 3. failure taxonomy -------------------------------------------------------------
+
+
+def _fired_labels(counts: dict[str, Any]) -> list[tuple[str, int]]:
+    """Labels with a count > 0, grouped by category (known order first), file order within."""
+    known = list(CATEGORY_COLORS)
+    fired = [(label, int(n)) for label, n in counts.items() if _is_number(n) and int(n) > 0]
+
+    def key(item: tuple[int, tuple[str, int]]) -> tuple[int, str, int]:
+        pos, (label, _) = item
+        cat = _category(label)
+        return (known.index(cat) if cat in known else len(known), cat, pos)
+
+    return [item for _, item in sorted(enumerate(fired), key=key)]
+
+
+def _legend(counts: dict[str, Any], by_category: dict[str, Any]) -> str:
+    # The five known categories always, then any other prefix in the order it appears.
+    cats = list(dict.fromkeys([*CATEGORY_COLORS, *(_category(lbl) for lbl in counts)]))
+    items = [f'<span class="legend-item"><span class="swatch" style="background:{_color(c)}">'
+             f"</span>{_e(c.removesuffix('_failure'))} ({_e(by_category.get(c, 0))})</span>"
+             for c in cats]
+    return f'<p class="legend">{"".join(items)}</p>'
+
+
+def _failure_section(m: dict[str, Any], n_questions: int) -> str:
+    failures = m.get("failures") or {}
+    counts = failures.get("counts") or {}
+    fired = _fired_labels(counts)
+    with_failures = failures.get("questions_with_failures", "—")
+    total_q = (m.get("counts") or {}).get("questions", n_questions)
+    parts = ["<section><h2>Failure taxonomy</h2>",
+             f"<p><strong>{len(fired)} of {len(counts)} labels fired</strong>; {_e(with_failures)}"
+             f" of {_e(total_q)} questions have at least one failure. Bars count questions per "
+             "label.</p>"]
+    if fired:
+        parts.append(_legend(counts, failures.get("by_category") or {}))
+        parts.append(failure_chart(fired, "Failure labels that fired, by category"))
+    else:
+        parts.append("<p>No failure detected.</p>")
+    unobservable = failures.get("unobservable") or {}
+    if unobservable:
+        items = "".join(f"<li><code>{_e(k)}</code>: {_e(v)}</li>" for k, v in unobservable.items())
+        parts.append(f'<p class="nm">Labels that cannot fire in this run:</p><ul class="nm">'
+                     f"{items}</ul>")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+# --- 4. questions --------------------------------------------------------------------
+
+
+def _rank_text(rank: Any) -> str:
+    """Rank of the first gold chunk among the retrieved; 0 means none was retrieved."""
+    if rank is None:
+        return "—"
+    return "absent" if rank == 0 else str(rank)
+
+
+def _grounded_text(q: QuestionResult) -> str:
+    text = verdict_text(q.checks.grounded)
+    reason = q.scores.get("groundedness_reason")
+    return f"{text} ({reason})" if reason else text
+
+
+def _label_tags(labels: list[Any]) -> str:
+    if not labels:
+        return "—"
+    return "".join(f'<span class="tag" style="border-color:{_color(_category(str(lbl)))}" '
+                   f'title="{_e(lbl)}">{_e(_short(str(lbl)))}</span>' for lbl in labels)
+
+
+def _question_block(q: QuestionResult) -> str:
+    labels = list(q.failures)
+    cls = "q fail" if labels else "q"
+    main = (f'<tr class="main"><td class="ids">{_e(q.question_id)}</td>'
+            f'<td class="question">{_e(q.question)}</td>'
+            f'<td class="num">{_e(_rank_text(q.retrieval.get("rank")))}</td>'
+            f"<td>{_e(verdict_text(q.checks.found))}</td><td>{_e(_grounded_text(q))}</td>"
+            f"<td>{_e(verdict_text(q.checks.right))}</td><td>{_label_tags(labels)}</td></tr>")
+    more = (f'<tr class="more"><td></td><td colspan="6"><details><summary>answer, citations, '
+            f"retrieved chunks, failure evidence</summary>{_question_details(q)}</details>"
+            "</td></tr>")
+    return f'<tbody class="{cls}">{main}{more}</tbody>'
+
+
+def _question_details(q: QuestionResult) -> str:
+    if q.answer is None:
+        parts = [f'<h4>Not measured</h4><p class="nm">{_e(q.not_measured or "—")}</p>']
+    else:
+        parts = [f'<h4>Answer <span class="nm">({_e(q.answer.status)})</span></h4>',
+                 f'<p class="answer">{_e(q.answer.text or "—")}</p>',
+                 "<h4>Citations</h4>",
+                 _citations([c.model_dump() for c in q.answer.citations], q.gold_chunk_ids)]
+    parts += [_retrieved_table(q), _gold_line(q)]
+    if q.failures:
+        pretty = json.dumps(q.failures, ensure_ascii=False, indent=2)
+        parts.append(f"<h4>Failure evidence</h4><pre>{_e(pretty)}</pre>")
+    return f'<div class="detail">{"".join(parts)}</div>'
+
+
+def _citations(citations: list[Any], gold_ids: list[str]) -> str:
+    if not citations:
+        return '<p class="nm">none</p>'
+    items = []
+    for c in citations:
+        c = c if isinstance(c, dict) else {"chunk_id": c}
+        cid = str(c.get("chunk_id", "—"))
+        page = f", page {_e(c['page'])}" if c.get("page") is not None else ""
+        gold = f" {_GOLD}" if cid in gold_ids else ""
+        items.append(f'<li><span class="ids">{_e(cid)}</span>{page}{gold}</li>')
+    return f"<ul>{''.join(items)}</ul>"
+
+
+def _retrieved_table(q: QuestionResult) -> str:
+    if not q.retrieved:
+        return '<h4>Retrieved</h4><p class="nm">no retrieved chunks recorded</p>'
+    shown = q.retrieved[:MAX_CHUNKS_SHOWN]
+    rows = (f'<tr><td class="num">{_e(h.rank)}</td><td class="ids">{_e(h.chunk_id)}</td>'
+            f'<td class="num">{_e(_num(h.score, 4))}</td>'
+            f"<td>{_GOLD if h.gold else ''}</td></tr>" for h in shown)
+    title = f"<h4>Retrieved (top {len(shown)} of {len(q.retrieved)})</h4>"
+    return title + _table(["rank", "chunk", "score", ""], rows, "chunks")
+
+
+def _gold_line(q: QuestionResult) -> str:
+    if not q.gold_chunk_ids:
+        return '<p class="nm">No gold chunk for this question.</p>'
+    ranks = q.gold_rank_in_index
+    items = [f'<span class="ids">{_e(cid)}</span>'
+             + (f" (rank {_e(ranks[cid])} in the whole index)" if cid in ranks else "")
+             for cid in q.gold_chunk_ids]
+    return f"<p>Gold: {'; '.join(items)}</p>"
+
+
+def _questions_section(result: RunResult) -> str:
+    totals = result.totals
+    header = ["id", "question", "rank", f"found@{totals.k}", "grounded", "right",
+              "failure labels"]
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    ordered = failing_first(result.questions)
+    static = ordered[:STATIC_ROWS]
+    blocks = "".join(_question_block(q) for q in static)
+    n_fail = sum(1 for q in result.questions if q.failures)
+    rest = len(ordered) - len(static)
+    more = (f'<p class="nm" id="static-note">The first {len(static)} questions (failing first) '
+            f"are shown; {rest} more are listed with JavaScript on (or read answers.jsonl).</p>"
+            if rest else "")
+    return ('<section id="questions"><h2>Questions</h2>'
+            f"<p><strong>{_e(totals.line())}</strong></p>"
+            f"<p>{len(result.questions)} questions; {n_fail} with failures (highlighted, listed "
+            "first). Rank is the position of the first gold chunk among the retrieved (absent: "
+            "none retrieved; —: no gold). Open a row for its answer, citations, chunks and "
+            "evidence.</p>"
+            '<div id="controls"></div>'
+            f'<div class="scroll"><table class="questions" id="qtable"><thead><tr>{head}</tr>'
+            f"</thead>{blocks}</table></div>{more}"
+            '<p id="pager"></p></section>')
+
+
+# --- 5. re-anchored gold -------------------------------------------------------------
+
+
+def _reanchored_section(m: dict[str, Any]) -> str:
+    moved = [x for x in (m.get("gold") or {}).get("reanchored") or [] if isinstance(x, dict)]
+    head = "<section><h2>Gold labels checked against the index</h2>"
+    if not moved:
+        return head + "<p>Every gold label matched its chunk; none was re-anchored.</p></section>"
+    rows = (f'<tr><td class="ids">{_e(x.get("question_id", "—"))}</td>'
+            f'<td class="ids">{_e(x.get("labelled_chunk_id", "—"))}</td>'
+            f"<td>{_e(x.get('status', '—'))}</td>"
+            f'<td class="ids">{_e(", ".join(map(str, x.get("chunk_ids") or [])) or "(nowhere)")}'
+            f"</td><td>{_e(x.get('reason', ''))}</td></tr>" for x in moved)
+    return (head + f"<p>{len(moved)} gold label(s) re-anchored or unplaceable.</p>"
+            + _table(["question", "labelled chunk", "status", "now", "reason"], rows)
+            + "</section>")
