@@ -131,7 +131,9 @@ def check_every_output(config: Path, run_id: str, tmp_path: Path,
     result = read_run(folder)
     want = expected(result)
     ids = set(want)
-    assert from_terminal(res.stdout, ids) == want
+    shown = from_terminal(res.stdout, ids)  # a large run lists its 50 worst questions
+    assert shown == {qid: want[qid] for qid in shown}
+    assert len(shown) == min(len(want), 50)
     assert result.totals.line() in res.stdout
     summary = (folder / "summary.md").read_text(encoding="utf-8")
     assert from_markdown(summary) == want

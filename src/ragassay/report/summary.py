@@ -13,7 +13,7 @@ from .safe import md, md_code, md_table, print_table
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..runfolder import RunMetrics, RunResult
+    from ..runfolder import QuestionResult, RunMetrics, RunResult
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -33,10 +33,12 @@ def metric_rows(metrics: RunMetrics, group: str) -> list[list[str]]:
     return out
 
 
-def question_rows(result: RunResult) -> list[list[str]]:
-    """One line per question: id, topic, rank, found@k, grounded, right, failure labels."""
+def question_rows(result: RunResult, questions: list[QuestionResult] | None = None
+                  ) -> list[list[str]]:
+    """One line per question (all of the run's, or ``questions``): id, topic, rank, found@k,
+    grounded, right, failure labels."""
     out = []
-    for q in result.questions:
+    for q in result.questions if questions is None else questions:
         c = q.checks
         grounded = verdict_text(c.grounded)
         if c.grounded is False:
@@ -150,6 +152,19 @@ def render_summary_md(result: RunResult) -> str:
     return "\n".join(parts)
 
 
+TERMINAL_QUESTIONS = 50  # a terminal shows this many question rows at most
+
+
+def terminal_questions(result: RunResult) -> list[QuestionResult]:
+    """The questions the terminal lists: all of a small run; of a larger one the first
+    :data:`TERMINAL_QUESTIONS` with a failure label, then others, in record order."""
+    from .rows import failing_first
+
+    if len(result.questions) <= TERMINAL_QUESTIONS:
+        return result.questions
+    return failing_first(result.questions)[:TERMINAL_QUESTIONS]
+
+
 def print_summary(result: RunResult, console: Console | None = None) -> None:
     """A short terminal view: metrics tables, questions, then the failure counts that fired.
 
@@ -164,8 +179,13 @@ def print_summary(result: RunResult, console: Console | None = None) -> None:
         print_table(console, f"{group} metrics", METRIC_HEADER, metric_rows(metrics, group),
                     left=["metric"])
     header = question_header(metrics.checks.k)[:-1]  # failure types: see the table below
-    print_table(console, "questions: found, grounded, right", header,
-                (row[:-1] for row in question_rows(result)), left=header)
+    shown = terminal_questions(result)
+    title = "questions: found, grounded, right"
+    if len(shown) < len(result.questions):
+        title += (f" ({len(shown)} of {len(result.questions)}, failing first; all of them in "
+                  "summary.md and report.html)")
+    print_table(console, title, header, (row[:-1] for row in question_rows(result, shown)),
+                left=header)
     fired = [(label, str(n)) for label, n in metrics.failures["counts"].items() if n]
     if fired:
         print_table(console, "failure types", ["failure type", "questions"], fired,
