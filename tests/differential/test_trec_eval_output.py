@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from ragassay.metrics.ir import evaluate
-from ragassay.metrics.trec import format_results
+from ragassay.metrics.ir import evaluate, rank_documents
+from ragassay.metrics.trec import format_results, trec_eval_measures, trec_eval_text
 
 from .test_vs_pytrec_eval import qrels_and_run, reference
 
-pytest.importorskip("pytrec_eval")
+pytrec_eval = pytest.importorskip("pytrec_eval")
 
 # Our measure -> trec_eval name, in trec_eval's print order.
 MEASURES = {
@@ -53,3 +54,50 @@ def test_printed_output_matches_trec_eval(case: tuple[dict, dict]) -> None:
         for name, trec_name in MEASURES.items():
             assert ours["per_query"][qid][name] == values[trec_name], (qid, name)
     assert format_results(ours, per_query=True) == expected_text(ref)
+
+
+OFFICIAL_NAMES = ["num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank",
+                  *(f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)),
+                  *(f"ndcg_cut_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000))]
+COUNT_NAMES = {"num_ret", "num_rel", "num_rel_ret"}
+
+
+@given(qrels_and_run(), st.integers(1, 3), st.sampled_from([None, 1, 3]), st.booleans())
+@settings(max_examples=300, deadline=None)
+def test_options_match_trec_eval(case: tuple[dict, dict], level: int, max_docs: int | None,
+                                 judged_only: bool) -> None:
+    """-m official -m ndcg_cut with -q -l -M -J against pytrec_eval on the same input cut
+    and filtered the way trec_eval does it."""
+    qrels, run = case
+    cut = {}
+    for qid, scores in run.items():
+        ranked = rank_documents(scores)
+        if judged_only:
+            ranked = [d for d in ranked if d in qrels.get(qid, {})]
+        cut[qid] = {d: scores[d] for d in ranked[:max_docs]}
+    ref = pytrec_eval.RelevanceEvaluator(
+        qrels, {"official", "ndcg_cut"}, relevance_level=level).evaluate(cut)
+    measures = trec_eval_measures(["official", "ndcg_cut"])
+    if not ref:
+        with pytest.raises(ValueError, match="no query"):
+            trec_eval_text(qrels, run, measures, level=level, max_docs=max_docs,
+                           judged_only=judged_only)
+        return
+    ours = trec_eval_text(qrels, run, measures, per_query=True, level=level,
+                          max_docs=max_docs, judged_only=judged_only)
+    qids = sorted(ref)
+    lines = []
+
+    def show(name: str, qid: str, value: float) -> str:
+        return (f"{name:<22}\t{qid}\t{int(value)}" if name in COUNT_NAMES | {"num_q"}
+                else f"{name:<22}\t{qid}\t{value:.4f}")
+
+    for qid in qids:
+        lines += [show(name, qid, ref[qid][name]) for name in OFFICIAL_NAMES]
+    lines.append(show("num_q", "all", len(qids)))
+    for name in OFFICIAL_NAMES:
+        total = 0.0
+        for qid in qids:
+            total += ref[qid][name]
+        lines.append(show(name, "all", total if name in COUNT_NAMES else total / len(qids)))
+    assert ours == "".join(line + "\n" for line in lines)
