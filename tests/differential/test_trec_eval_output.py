@@ -69,14 +69,12 @@ def test_options_match_trec_eval(case: tuple[dict, dict], level: int, max_docs: 
     """-m official -m ndcg_cut with -q -l -M -J against pytrec_eval on the same input cut
     and filtered the way trec_eval does it."""
     qrels, run = case
-    cut = {}
-    for qid, scores in run.items():
-        ranked = rank_documents(scores)
-        if judged_only:
-            ranked = [d for d in ranked if d in qrels.get(qid, {})]
-        cut[qid] = {d: scores[d] for d in ranked[:max_docs]}
+    # pytrec_eval has no -M: the run is cut to its top documents; -J is its own flag
+    cut = {qid: {d: scores[d] for d in rank_documents(scores)[:max_docs]}
+           for qid, scores in run.items()}
     ref = pytrec_eval.RelevanceEvaluator(
-        qrels, {"official", "ndcg_cut"}, relevance_level=level).evaluate(cut)
+        qrels, {"official", "ndcg_cut"}, relevance_level=level,
+        judged_docs_only_flag=judged_only).evaluate(cut)
     measures = trec_eval_measures(["official", "ndcg_cut"])
     if not ref:
         with pytest.raises(ValueError, match="no query"):

@@ -270,7 +270,9 @@ def trec_eval_text(
     judged_only: bool = False,
 ) -> str:
     """What trec_eval prints for these files and options (``-q``, ``-c``, ``-n``, ``-l``,
-    ``-M``, ``-J``), measures in the order given (see :func:`trec_eval_measures`).
+    ``-M``, ``-J``), measures in the order given (see :func:`trec_eval_measures`). ``-M``
+    cuts each ranking to its top ``max_docs`` first; ``-J`` then drops the documents not
+    judged or judged with a negative grade, as trec_eval does.
 
     Each query's lines come first with ``-q`` (queries in trec_eval's order, byte-wise
     sorted ids; with ``-c`` a query missing from the run has no lines of its own but counts
@@ -283,11 +285,11 @@ def trec_eval_text(
         raise ValueError(f"max docs per query must be >= 1, got {max_docs}")
     cut_run: dict[str, list[str]] = {}
     for qid, scores in run.items():
-        ranked = rank_documents(scores)
-        if judged_only:
+        ranked = rank_documents(scores)[:max_docs]  # -M first, then -J (as trec_eval)
+        if judged_only:  # trec_eval drops a negative grade with the unjudged documents
             judged = qrels.get(qid, {})
-            ranked = [d for d in ranked if d in judged]
-        cut_run[qid] = ranked[:max_docs] if max_docs is not None else ranked
+            ranked = [d for d in ranked if judged.get(d, -1) >= 0]
+        cut_run[qid] = ranked
     # -l: binary relevance at the level; nDCG keeps every positive grade as gain (trec_eval)
     leveled = {q: {d: (g if g >= level else 0) for d, g in j.items()} for q, j in qrels.items()}
     policy: MissingQueries = "zero" if complete else "skip"
