@@ -62,27 +62,32 @@ OFFICIAL_NAMES = ["num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_ra
 COUNT_NAMES = {"num_ret", "num_rel", "num_rel_ret"}
 
 
-@given(qrels_and_run(), st.integers(1, 3), st.sampled_from([None, 1, 3]), st.booleans())
+@given(qrels_and_run(), st.integers(1, 3), st.sampled_from([None, 1, 3]), st.booleans(),
+       st.booleans())
 @settings(max_examples=300, deadline=None)
 def test_options_match_trec_eval(case: tuple[dict, dict], level: int, max_docs: int | None,
-                                 judged_only: bool) -> None:
-    """-m official -m ndcg_cut with -q -l -M -J against pytrec_eval on the same input cut
-    and filtered the way trec_eval does it."""
+                                 judged_only: bool, complete: bool) -> None:
+    """-m official -m ndcg_cut with -q -l -M -J -c against pytrec_eval on the same input
+    cut the way trec_eval does it. pytrec_eval has no -c: a judged query missing from the
+    run is given an empty ranking there, and its own lines are left out (trec_eval prints
+    none for it)."""
     qrels, run = case
     # pytrec_eval has no -M: the run is cut to its top documents; -J is its own flag
     cut = {qid: {d: scores[d] for d in rank_documents(scores)[:max_docs]}
            for qid, scores in run.items()}
+    missing = [q for q, j in qrels.items() if j and q not in run] if complete else []
+    cut.update({q: {} for q in missing})
     ref = pytrec_eval.RelevanceEvaluator(
         qrels, {"official", "ndcg_cut"}, relevance_level=level,
         judged_docs_only_flag=judged_only).evaluate(cut)
     measures = trec_eval_measures(["official", "ndcg_cut"])
-    if not ref:
+    if not set(ref) - set(missing):
         with pytest.raises(ValueError, match="no query"):
             trec_eval_text(qrels, run, measures, level=level, max_docs=max_docs,
-                           judged_only=judged_only)
+                           judged_only=judged_only, complete=complete)
         return
     ours = trec_eval_text(qrels, run, measures, per_query=True, level=level,
-                          max_docs=max_docs, judged_only=judged_only)
+                          max_docs=max_docs, judged_only=judged_only, complete=complete)
     qids = sorted(ref)
     lines = []
 
@@ -91,7 +96,8 @@ def test_options_match_trec_eval(case: tuple[dict, dict], level: int, max_docs: 
                 else f"{name:<22}\t{qid}\t{value:.4f}")
 
     for qid in qids:
-        lines += [show(name, qid, ref[qid][name]) for name in OFFICIAL_NAMES]
+        if qid not in missing:
+            lines += [show(name, qid, ref[qid][name]) for name in OFFICIAL_NAMES]
     lines.append(show("num_q", "all", len(qids)))
     for name in OFFICIAL_NAMES:
         total = 0.0
