@@ -148,7 +148,9 @@ def format_results(
     One line per measure, ``<trec_eval name padded to 22>\\t<qid or all>\\t<value>``, e.g.
     ``ndcg_cut_5             \\tall\\t0.6131``. With ``per_query`` (trec_eval ``-q``) each
     query's lines come first, queries in sorted order, then the ``all`` lines. A mean of
-    None (no query evaluated) prints as 0, as trec_eval does.
+    None (no query evaluated) prints as 0. Measures print in the order given;
+    :func:`trec_eval_text` is the whole of ``ragassay trec-eval`` (trec_eval's measure
+    order, counts, ``-c`` without lines for missing queries, the other options).
     """
     mean = results["mean"]
     names = {key: parse_measure(key).trec_name for key in mean}
