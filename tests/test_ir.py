@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from math import log2
 from pathlib import Path
 
@@ -259,3 +260,24 @@ def test_format_results_matches_trec_eval_layout() -> None:
         "map                   \tall\t0.3333",
     ]
     assert format_results(out).count("\n") == 3
+
+
+def test_means_add_per_query_values_left_to_right_as_trec_eval() -> None:
+    # recall per query 1/10, 0, 0, 3/10, 0, 1/4, 0, 1/5: the exact mean is 17/160 = 0.10625;
+    # trec_eval adds the doubles left to right in query order and prints 0.1063, where
+    # math.fsum would give 0.1062.
+    fractions = [(1, 10), (0, 1), (0, 1), (3, 10), (0, 1), (1, 4), (0, 1), (1, 5)]
+    qrels = {f"q{i}": {f"d{j}": 1 for j in range(den)} for i, (_, den) in enumerate(fractions)}
+    run = {f"q{i}": {f"d{j}": 1.0 for j in range(num)} | {"x": 0.0}
+           for i, (num, _) in enumerate(fractions)}
+    res = evaluate(qrels, run, ["recall.10"])
+    assert f"{res['mean']['recall_at_10']:.4f}" == "0.1063"
+    values = [res["per_query"][q]["recall_at_10"] for q in sorted(qrels)]
+    assert f"{math.fsum(values) / len(values):.4f}" == "0.1062"
+    # 7/8, 1/3, 1, 1/6: left to right 0.59374999..., fsum 0.59375
+    qrels2 = {"q1": {f"d{j}": 1 for j in range(8)}, "q2": {f"d{j}": 1 for j in range(3)},
+              "q3": {"d0": 1}, "q4": {f"d{j}": 1 for j in range(6)}}
+    run2 = {"q1": {f"d{j}": 1.0 for j in range(7)}, "q2": {"d0": 1.0}, "q3": {"d0": 1.0},
+            "q4": {"d0": 1.0}}
+    out = format_results(evaluate(qrels2, run2, ["recall.10"]))
+    assert out == "recall_10             \tall\t0.5937\n"

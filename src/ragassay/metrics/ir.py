@@ -22,7 +22,6 @@ trec_eval's rules (``tests/differential`` checks them against pytrec_eval):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
 from typing import Literal
@@ -109,7 +108,8 @@ def evaluate(
 
     Returns ``{"per_query": {qid: {measure: value}}, "mean": {measure: value}}`` with
     measures keyed by their canonical text (``"ndcg_at_5"``, ``"map"``), queries in sorted
-    order, and the mean over the per-query rows (None when no query was evaluated).
+    order, and the mean over the per-query rows (None when no query was evaluated): their sum
+    added left to right in query order, divided by their number, as trec_eval computes it.
     Raises ValueError for unknown or answer measures, duplicate documents in a ranked list,
     non-numeric or non-finite scores, and an unknown ``missing_queries`` policy.
     """
@@ -134,10 +134,20 @@ def evaluate(
     per_query = {qid: rows[qid] for qid in sorted(rows, key=str)}
     n = len(per_query)
     mean: dict[str, float | None] = {
-        name: (math.fsum(row[name] for row in per_query.values()) / n if n else None)
+        name: (_sum_in_order(row[name] for row in per_query.values()) / n if n else None)
         for name in names
     }
     return {"per_query": per_query, "mean": mean}
+
+
+def _sum_in_order(values: Iterable[float]) -> float:
+    """The sum of ``values`` added left to right, as trec_eval adds its per-query values
+    (not ``math.fsum`` nor Python 3.12's compensated ``sum``), so means print trec_eval's
+    digits."""
+    total = 0.0
+    for value in values:
+        total += value
+    return total
 
 
 def _all_finite(values: list[float]) -> bool:

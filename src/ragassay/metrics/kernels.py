@@ -108,7 +108,7 @@ class Relevance:
     def dcg(self) -> np.ndarray:
         """(q, depth) DCG of the top i: sum_{j<=i} gain_j / log2(j + 1), gain = grade if
         relevant else 0."""
-        gains = self.grades * self.relevant
+        gains = np.where(self.relevant, self.grades, 0.0)  # not -0.0 for a grade < 0
         return (gains / _log2_ranks(gains.shape[1])).cumsum(axis=1)
 
     @_cached

@@ -1,12 +1,13 @@
 """TREC files: read and write qrels and runs, and print results in trec_eval's layout.
 
 - qrels: one judgment per line, ``qid iter docid grade`` (``iter`` is ignored, as in
-  trec_eval); the grade is an integer.
-- run: one retrieved document per line, ``qid Q0 docid rank score tag``. As in trec_eval,
-  only the score orders the documents (the ``rank`` column is ignored; see
-  :func:`ragassay.metrics.ir.rank_documents` for the tie-break).
+  trec_eval); the grade is an integer (``1.0`` reads as 1).
+- run: one retrieved document per line, ``qid Q0 docid rank score tag``, further columns
+  ignored. As in trec_eval, only the score orders the documents (the ``rank`` column is
+  ignored; see :func:`ragassay.metrics.ir.rank_documents` for the tie-break).
 
-Columns are separated by any whitespace; blank lines are skipped. A malformed line raises
+Columns are separated by any whitespace; blank lines and ``#`` comment lines are skipped;
+the path ``-`` reads standard input; files are UTF-8. A malformed line raises
 :class:`~ragassay.errors.InputError` with the file, line and field. A document judged or
 retrieved twice for one query is refused (trec_eval refuses it too).
 """
@@ -14,35 +15,50 @@ retrieved twice for one query is refused (trec_eval refuses it too).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ..atomic import write_text
 from ..errors import InputError
-from .ir import Qrels, Run, rank_documents
-from .measures import parse_measure
+from .ir import MissingQueries, Qrels, Run, evaluate, rank_documents
+from .measures import Measure, parse_measure
 
 _QRELS_COLUMNS = "qid iter docid grade"
 _RUN_COLUMNS = "qid Q0 docid rank score tag"
 
 
-def _lines(path: Path, columns: str) -> Iterator[tuple[int, list[str]]]:
-    """Yield (line number, fields) for each non-blank line with the expected column count."""
-    if not path.is_file():
-        raise InputError(path, "file not found")
+def _lines(path: Path, columns: str, *, extra: bool = False
+           ) -> Iterator[tuple[int, list[str]]]:
+    """Yield (line number, fields) for each line with the expected column count.
+
+    Blank lines and lines starting with ``#`` are skipped; with ``extra`` trailing columns
+    are allowed (and dropped). ``-`` reads standard input. A line that is not UTF-8 is an
+    error naming the file and line.
+    """
     expected = len(columns.split())
-    with path.open(encoding="utf-8") as fh:
-        for line_no, raw in enumerate(fh, start=1):
-            fields = raw.split()
-            if not fields:
-                continue
-            if len(fields) != expected:
-                raise InputError(
-                    path,
-                    f"expected {expected} columns '{columns}', got {len(fields)}",
-                    line=line_no,
-                )
-            yield line_no, fields
+    if str(path) == "-":
+        raw_lines: Iterable[bytes] = sys.stdin.buffer
+    elif not path.is_file():
+        raise InputError(path, "file not found")
+    else:
+        raw_lines = path.read_bytes().splitlines()
+    for line_no, data in enumerate(raw_lines, start=1):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(path, f"not UTF-8 text (byte 0x{data[exc.start]:02x} at column "
+                                   f"{exc.start + 1})", line=line_no) from None
+        fields = text.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if len(fields) != expected and not (extra and len(fields) > expected):
+            raise InputError(
+                path,
+                f"expected {expected} columns '{columns}', got {len(fields)}",
+                line=line_no,
+            )
+        yield line_no, fields[:expected]
 
 
 def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
@@ -51,8 +67,11 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     qrels: dict[str, dict[str, int]] = {}
     for line_no, (qid, _iter, docid, grade_text) in _lines(p, _QRELS_COLUMNS):
         try:
-            grade = int(grade_text)
-        except ValueError:
+            number = float(grade_text)
+            if not number.is_integer():
+                raise ValueError
+            grade = int(number)
+        except (ValueError, OverflowError):
             raise InputError(
                 p, f"grade {grade_text!r} is not an integer", line=line_no, field="grade"
             ) from None
@@ -70,7 +89,8 @@ def read_run(path: str | Path) -> dict[str, dict[str, float]]:
     """Read a TREC run file into {qid: {docid: score}} (file order kept; tag ignored)."""
     p = Path(path)
     run: dict[str, dict[str, float]] = {}
-    for line_no, (qid, _q0, docid, _rank, score_text, _tag) in _lines(p, _RUN_COLUMNS):
+    for line_no, (qid, _q0, docid, _rank, score_text, _tag) in _lines(p, _RUN_COLUMNS,
+                                                                         extra=True):
         try:
             score = float(score_text)
         except ValueError:
@@ -128,7 +148,9 @@ def format_results(
     One line per measure, ``<trec_eval name padded to 22>\\t<qid or all>\\t<value>``, e.g.
     ``ndcg_cut_5             \\tall\\t0.6131``. With ``per_query`` (trec_eval ``-q``) each
     query's lines come first, queries in sorted order, then the ``all`` lines. A mean of
-    None (no query evaluated) prints as 0, as trec_eval does.
+    None (no query evaluated) prints as 0. Measures print in the order given;
+    :func:`trec_eval_text` is the whole of ``ragassay trec-eval`` (trec_eval's measure
+    order, counts, ``-c`` without lines for missing queries, the other options).
     """
     mean = results["mean"]
     names = {key: parse_measure(key).trec_name for key in mean}
@@ -150,3 +172,177 @@ def _lines_for(
         number = 0.0 if value is None else float(value)  # type: ignore[arg-type]
         out.append(f"{trec_name:<22}\t{qid}\t{number:.{digits}f}")
     return out
+
+
+# --- the `ragassay trec-eval` command: trec_eval's measure names, options and output --------
+
+TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+"""trec_eval's default cutoffs of ``P``, ``recall``, ``ndcg_cut`` and ``map_cut``."""
+SUCCESS_CUTOFFS = (1, 5, 10)
+"""trec_eval's default cutoffs of ``success``."""
+COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret")
+"""trec_eval's counts: num_q in the ``all`` lines only; the others per query, summed."""
+
+# trec_eval family -> (ragassay family, default cutoffs or None for an uncut measure)
+_TREC_FAMILIES: dict[str, tuple[str, tuple[int, ...] | None]] = {
+    "map": ("map", None), "Rprec": ("r_precision", None), "recip_rank": ("mrr", None),
+    "P": ("precision", TREC_CUTOFFS), "recall": ("recall", TREC_CUTOFFS),
+    "ndcg": ("ndcg", None), "ndcg_cut": ("ndcg", TREC_CUTOFFS),
+    "map_cut": ("map", TREC_CUTOFFS), "success": ("hit", SUCCESS_CUTOFFS),
+}
+OFFICIAL = ("num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank", "P")
+"""trec_eval's ``official`` set (its default without ``-m``) less what ragassay lacks:
+:data:`OFFICIAL_UNSUPPORTED`."""
+OFFICIAL_UNSUPPORTED = ("runid", "gm_map", "bpref", "iprec_at_recall")
+UNSUPPORTED = (*OFFICIAL_UNSUPPORTED, "relstring", "infAP", "gm_bpref", "Rprec_mult",
+               "utility", "11pt_avg", "binG", "G", "ndcg_rel", "Rndcg", "relative_P", "set_P",
+               "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret",
+               "all_trec", "set", "prefs", "qrels_jg", "all_prefs", "all_qrels")
+"""trec_eval measures and nicknames ragassay does not compute (an error names them)."""
+
+# trec_eval's print order of the families (its measure table), cut after uncut
+_ORDER = {"map": 5, "r_precision": 7, "mrr": 9, "precision": 11, "recall": 13, "ndcg": 21,
+          "hit": 27}
+_CUT_ORDER = {"ndcg": 24, "map": 25, "mrr": 10}
+
+TrecMeasure = Measure | str  # a Measure, or one of COUNTS
+
+
+def trec_eval_measures(specs: Sequence[str]) -> list[TrecMeasure]:
+    """The measures of ``-m`` options, expanded and ordered as trec_eval prints them.
+
+    A trec_eval family without parameters takes trec_eval's default cutoffs (``P`` ->
+    ``P_5`` .. ``P_1000``, ``success`` -> ``success_1,5,10``), ``name.k1,k2`` lists cutoffs,
+    ``official`` (the default when ``specs`` is empty) is trec_eval's default set without
+    :data:`OFFICIAL_UNSUPPORTED`; other spellings are read by :func:`parse_measure`
+    (``mrr@10``, ``ndcg_cut_5``). Raises ValueError naming an unknown or unsupported measure.
+    """
+    chosen: list[TrecMeasure] = []
+    for spec in specs or ["official"]:
+        for item in _expand(spec.strip()):
+            if item not in chosen:
+                chosen.append(item)
+    return sorted(chosen, key=_order_key)
+
+
+def _expand(spec: str) -> list[TrecMeasure]:
+    name, _, params = spec.partition(".")
+    if name == "official" and not params:
+        return [m for s in OFFICIAL for m in _expand(s)]
+    if name in COUNTS and not params:
+        return [name]
+    if name in UNSUPPORTED:
+        raise ValueError(f"trec_eval measure {name!r} is not supported by ragassay "
+                         f"(supported: {', '.join([*COUNTS, *_TREC_FAMILIES, 'official'])})")
+    if name in _TREC_FAMILIES:
+        family, defaults = _TREC_FAMILIES[name]
+        if not params:
+            return [Measure(family, k) for k in defaults] if defaults else [Measure(family)]
+        if defaults is None and name != "recip_rank":
+            raise ValueError(f"measure {spec!r}: {name} takes no cutoff")
+        cutoffs: list[TrecMeasure] = []
+        for text in params.split(","):
+            try:
+                cutoffs.append(Measure(family, int(text)))
+            except ValueError:
+                raise ValueError(f"measure {spec!r}: cutoff {text!r} is not an integer >= 1"
+                                 ) from None
+        return cutoffs
+    return [parse_measure(spec)]
+
+
+def _order_key(m: TrecMeasure) -> tuple[float, int]:
+    if isinstance(m, str):
+        return (COUNTS.index(m) + 1, 0)
+    if m.cutoff is None:
+        return (_ORDER[m.name], 0)
+    return (_CUT_ORDER.get(m.name, _ORDER[m.name]), m.cutoff)
+
+
+def trec_eval_text(
+    qrels: Mapping[str, Mapping[str, int]],
+    run: Mapping[str, Mapping[str, float]],
+    measures: Sequence[TrecMeasure],
+    *,
+    per_query: bool = False,
+    complete: bool = False,
+    summary: bool = True,
+    level: int = 1,
+    max_docs: int | None = None,
+    judged_only: bool = False,
+) -> str:
+    """What trec_eval prints for these files and options (``-q``, ``-c``, ``-n``, ``-l``,
+    ``-M``, ``-J``), measures in the order given (see :func:`trec_eval_measures`). ``-M``
+    cuts each ranking to its top ``max_docs`` first; ``-J`` then drops the documents not
+    judged or judged with a negative grade, as trec_eval does.
+
+    Each query's lines come first with ``-q`` (queries in trec_eval's order, byte-wise
+    sorted ids; with ``-c`` a query missing from the run has no lines of its own but counts
+    0 in the means), then the ``all`` lines unless ``summary`` is False. Values print
+    ``%.4f``, counts as integers. Raises ValueError when no query is evaluated.
+    """
+    if level < 1:
+        raise ValueError(f"relevance level must be >= 1, got {level}")
+    if max_docs is not None and max_docs < 1:
+        raise ValueError(f"max docs per query must be >= 1, got {max_docs}")
+    cut_run: dict[str, list[str]] = {}
+    for qid, scores in run.items():
+        ranked = rank_documents(scores)[:max_docs]  # -M first, then -J (as trec_eval)
+        if judged_only:  # trec_eval drops a negative grade with the unjudged documents
+            judged = qrels.get(qid, {})
+            ranked = [d for d in ranked if judged.get(d, -1) >= 0]
+        cut_run[qid] = ranked
+    # -l: binary relevance at the level; nDCG keeps every positive grade as gain (trec_eval)
+    leveled = {q: {d: (g if g >= level else 0) for d, g in j.items()} for q, j in qrels.items()}
+    policy: MissingQueries = "zero" if complete else "skip"
+    scored = [m for m in measures if isinstance(m, Measure)]
+    gains = [m for m in scored if m.name == "ndcg"]
+    binary = [m for m in scored if m.name != "ndcg"]
+    per: dict[str, dict[str, float]] = {}
+    for chosen, graded in ((gains, qrels), (binary, leveled)):
+        if chosen:
+            res = evaluate(graded, cut_run, chosen, missing_queries=policy)
+            rows: Mapping[str, Mapping[str, float]] = res["per_query"]  # type: ignore[assignment]
+            for qid, row in rows.items():
+                per.setdefault(qid, {}).update(row)
+    if not scored:
+        judged_q = sorted((q for q, j in qrels.items() if j), key=str)
+        per = {q: {} for q in judged_q if complete or q in cut_run}
+    if not any(q in cut_run for q in per):
+        raise ValueError("no query has both judgments and results")
+    qids = sorted(per, key=str)
+    counts: dict[str, dict[str, int]] = {}
+    for qid in qids:
+        ranked = cut_run.get(qid, [])
+        rel = leveled[qid]
+        counts[qid] = {
+            "num_q": 1, "num_ret": len(ranked),
+            "num_rel": sum(1 for g in rel.values() if g >= 1),
+            "num_rel_ret": sum(1 for d in ranked if rel.get(d, 0) >= 1),
+        }
+    lines: list[str] = []
+    if per_query:
+        for qid in qids:
+            if qid not in cut_run:
+                continue
+            for m in measures:
+                if m == "num_q":
+                    continue
+                lines.append(_line(m, qid, counts[qid][m] if isinstance(m, str)
+                                   else per[qid][str(m)]))
+    if summary:
+        for m in measures:
+            if isinstance(m, str):
+                lines.append(_line(m, "all", sum(counts[q][m] for q in qids)))
+            else:
+                total = 0.0
+                for qid in qids:  # left to right, as trec_eval adds them
+                    total += per[qid][str(m)]
+                lines.append(_line(m, "all", total / len(qids)))
+    return "".join(line + "\n" for line in lines)
+
+
+def _line(m: TrecMeasure, qid: str, value: float) -> str:
+    if isinstance(m, str):
+        return f"{m:<22}\t{qid}\t{int(value)}"
+    return f"{m.trec_name:<22}\t{qid}\t{value:.4f}"
