@@ -108,6 +108,18 @@ def load_inputs(cfg: EvalConfig) -> Inputs:
     return Inputs(questions, anchored, store, stale, files, load_s, warnings)
 
 
+def gold_rows(inputs: Inputs) -> list[list[int]]:
+    """Per question, the index rows of the gold chunks it is scored against: the rows whose
+    rank in the whole index (``gold_rank_in_index``) its ranking must record."""
+    store = inputs.store
+    out = []
+    for q in inputs.questions:
+        qgold = inputs.gold[q.question_id]
+        grades = qgold.grades if qgold.usable else {}
+        out.append([store.position(c) for c in grades if store.has(c)])
+    return out
+
+
 def cap_k(cfg: EvalConfig, inputs: Inputs, k: int) -> tuple[int, str | None]:
     """``k``, capped for the built-in pipeline at the number of chunks (a larger k retrieves
     nothing more), with a note saying so; a predictions file is judged at any k."""
@@ -127,7 +139,7 @@ def predict(cfg: EvalConfig, inputs: Inputs, *, k: int, threshold: float | None 
     from .pipeline import Pipeline
 
     pipeline = pipeline or Pipeline(inputs.store, cfg)
-    rankings = rankings or pipeline.retrieve(inputs.questions, k)
+    rankings = rankings or pipeline.retrieve(inputs.questions, k, track=gold_rows(inputs))
     preds, errors = pipeline.predict_many(inputs.questions, rankings, k, threshold,
                                           progress=progress)
     by_id = {q.question_id: r for q, r in zip(inputs.questions, rankings, strict=True)}

@@ -94,7 +94,10 @@ class Pipeline:
                                         decline_phrase=cfg.answerer.decline_phrase)
         self.retrieve_ms = 0.0
 
-    def retrieve(self, questions: Sequence[Question], k: int) -> list[Ranking]:
+    def retrieve(self, questions: Sequence[Question], k: int,
+                 track: Sequence[Iterable[int]] | None = None) -> list[Ranking]:
+        """The ranking of each question's text; ``track[i]``: the index rows whose rank in
+        the whole index question i's ranking records (its gold chunks)."""
         t0 = time.perf_counter()
         texts = [q.question for q in questions]
         rankings: list[Ranking] = []
@@ -103,7 +106,8 @@ class Pipeline:
         with stages.bar("retrieval", len(texts)) as bar:
             for start in range(0, len(texts), RETRIEVE_BATCH):
                 batch = texts[start : start + RETRIEVE_BATCH]
-                rankings += self.retriever.search(batch, k)
+                rankings += self.retriever.search(
+                    batch, k, None if track is None else track[start : start + len(batch)])
                 bar.advance(len(batch))
         # Queries are searched in batches: each gets its share of the batch time.
         self.retrieve_ms = (time.perf_counter() - t0) * 1000 / max(len(questions), 1)
