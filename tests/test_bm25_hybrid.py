@@ -130,7 +130,7 @@ def test_query_without_known_terms_has_no_hits() -> None:
     r = BM25Retriever(make_index(["apple", "banana"]), tokenizer="en")
     for query in ("kiwi", "", "?!"):
         ranking = r.search([query], 5)[0]
-        assert ranking.hits == [] and not ranking.scores.any()
+        assert ranking.hits == [] and not r.scores(query).any()
 
 
 def test_empty_corpus_and_empty_chunks() -> None:
@@ -164,7 +164,8 @@ def test_min_score_drops_hits_but_keeps_ranks() -> None:
     index = make_index(["apple banana", "apple apple cherry", "durian", "banana"])
     full = BM25Retriever(index, tokenizer="en").search(["apple cherry"], 10)[0]
     cut = full.hits[0].score - 1e-6
-    kept = BM25Retriever(index, tokenizer="en", min_score=cut).search(["apple cherry"], 10)[0]
+    kept = BM25Retriever(index, tokenizer="en", min_score=cut).search(["apple cherry"], 10,
+                                                                      track=[[0]])[0]
     assert kept.hits == full.hits[:1]
     assert kept.rank_of(0) == full.rank_of(0) == 2
     assert apply_min_score(full, cut).hits == kept.hits
@@ -198,10 +199,13 @@ def test_bm25_scores_are_identical_across_hash_seeds() -> None:
 def test_korean_bm25_is_deterministic() -> None:
     pytest.importorskip("bm25s")
     needs_kiwi()
-    a = BM25Retriever(make_index(KOREAN)).search(["하자보수 기간", "지체상금률"], 3)
-    b = BM25Retriever(make_index(KOREAN)).search(["하자보수 기간", "지체상금률"], 3)
+    every = [range(len(KOREAN))] * 2
+    a = BM25Retriever(make_index(KOREAN)).search(["하자보수 기간", "지체상금률"], 3, every)
+    b = BM25Retriever(make_index(KOREAN)).search(["하자보수 기간", "지체상금률"], 3, every)
     assert [r.hits for r in a] == [r.hits for r in b]
-    assert all(x.scores.tobytes() == y.scores.tobytes() for x, y in zip(a, b, strict=True))
+    assert [r.ranks for r in a] == [r.ranks for r in b]
+    x, y = (BM25Retriever(make_index(KOREAN)).scores("지체상금률") for _ in range(2))
+    assert x.tobytes() == y.tobytes()
 
 
 # --- reciprocal rank fusion ----------------------------------------------------------
@@ -214,22 +218,21 @@ class Fixed:
         self.index, self.positions, self.backend = index, positions, backend
 
     def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
-        scores = np.zeros(len(self.index.chunks), dtype=np.float32)
         hits = [Hit(self.index.chunks[p].chunk_id, p, float(len(self.positions) - i))
                 for i, p in enumerate(self.positions[:k])]
-        return [Ranking(hits, scores) for _ in queries]
+        return [Ranking(hits) for _ in queries]
 
 
 def test_rrf_by_hand() -> None:
     index = make_index(["a", "b", "c", "d", "e"])
     fused = HybridRetriever([Fixed(index, [2, 0, 1]), Fixed(index, [0, 3])], k_rrf=60)
-    ranking = fused.search(["q"], 10)[0]
+    ranking = fused.search(["q"], 10, track=[[4]])[0]
     want = [1 / 61 + 1 / 62,  # row 0: 2nd in the first list, 1st in the second
             1 / 63,           # row 1: 3rd in the first list
             1 / 61,           # row 2: 1st in the first list
             1 / 62,           # row 3: 2nd in the second list
             0.0]              # row 4: in no list
-    np.testing.assert_allclose(ranking.scores, want, rtol=1e-12)
+    np.testing.assert_allclose(fused.scores("q"), want, rtol=1e-12)
     assert [h.position for h in ranking.hits] == [0, 2, 3, 1]  # row 4 is no hit
     assert ranking.hits[0].score == pytest.approx(1 / 61 + 1 / 62)
     assert ranking.rank_of(4) == 5
@@ -246,9 +249,10 @@ def test_rrf_ties_go_to_the_lower_index_position() -> None:
 def test_rrf_depth_and_min_score() -> None:
     index = make_index(["a", "b", "c", "d"])
     lists = [Fixed(index, [0, 1, 2]), Fixed(index, [3, 2])]
-    shallow = HybridRetriever(lists, k_rrf=0, depth=1).search(["q"], 4)[0]
+    shallow = HybridRetriever(lists, k_rrf=0, depth=1)
     # Only each list's first hit counts: rows 0 and 3 at 1/(0 + 1) each.
-    np.testing.assert_allclose(shallow.scores, [1, 0, 0, 1])
+    np.testing.assert_allclose(shallow.scores("q"), [1, 0, 0, 1])
+    assert [h.position for h in shallow.search(["q"], 4)[0].hits] == [0, 3]
     cut = HybridRetriever(lists, k_rrf=0, min_score=0.5).search(["q"], 4)[0]
     # Row 2: 1/3 + 1/2; row 0: 1; row 3: 1; row 1: 1/2.
     assert [(h.position, h.score) for h in cut.hits] == [(0, 1.0), (3, 1.0), (2, 1 / 3 + 1 / 2),
@@ -273,23 +277,27 @@ def test_rrf_refuses_bad_settings_and_other_indexes() -> None:
 def test_rrf_is_the_formula_and_sorted(lists: list[list[int]], k_rrf: int, depth: int,
                                        k: int) -> None:
     index = make_index([str(i) for i in range(6)])
-    ranking = HybridRetriever([Fixed(index, p) for p in lists], k_rrf=k_rrf,
-                              depth=depth).search(["q"], k)[0]
+    hybrid = HybridRetriever([Fixed(index, p) for p in lists], k_rrf=k_rrf, depth=depth)
+    ranking = hybrid.search(["q"], k, track=[range(6)])[0]
+    scores = hybrid.scores("q")
     for row in range(6):
         want = sum(1 / (k_rrf + p.index(row) + 1) for p in lists if row in p[:depth])
-        assert ranking.scores[row] == pytest.approx(want, rel=1e-12)
-    expected = sorted((r for r in range(6) if ranking.scores[r] > 0),
-                      key=lambda r: (-ranking.scores[r], r))[:k]
+        assert scores[row] == pytest.approx(want, rel=1e-12)
+    expected = sorted((r for r in range(6) if scores[r] > 0), key=lambda r: (-scores[r], r))[:k]
     assert [h.position for h in ranking.hits] == expected
+    order = sorted(range(6), key=lambda r: (-scores[r], r))
+    assert ranking.ranks == {r: order.index(r) + 1 for r in range(6)}
 
 
 def test_bm25_and_dense_style_lists_fuse() -> None:
     pytest.importorskip("bm25s")
     index = make_index(["apple banana", "apple apple cherry", "durian", "banana"])
     bm = BM25Retriever(index, tokenizer="en")
-    ranking = HybridRetriever([bm, Fixed(index, [2, 1])]).search(["apple cherry"], 4)[0]
+    hybrid = HybridRetriever([bm, Fixed(index, [2, 1])])
+    ranking = hybrid.search(["apple cherry"], 4)[0]
     # bm25: row 1 then row 0; fixed: row 2 then row 1.
-    np.testing.assert_allclose(ranking.scores, [1 / 62, 1 / 61 + 1 / 62, 1 / 61, 0])
+    np.testing.assert_allclose(hybrid.scores("apple cherry"),
+                               [1 / 62, 1 / 61 + 1 / 62, 1 / 61, 0])
     # 1/61 + 1/62 > 1/61 > 1/62: rows 1, 2, 0; row 3 is in no list.
     assert [h.chunk_id for h in ranking.hits] == ["d::chunk-002", "d::chunk-003",
                                                   "d::chunk-001"]
@@ -318,14 +326,17 @@ def test_bm25_and_hybrid_scores_do_not_depend_on_batch_or_threads() -> None:
                              depth=20)
 
     def digest(retriever: BM25Retriever | HybridRetriever, order: list[int]) -> list[bytes]:
-        found = retriever.search([queries[i] for i in order], 10)
+        found = retriever.search([queries[i] for i in order], 10, [range(200)] * len(order))
         back = dict(zip(order, found, strict=True))
-        return [back[i].scores.tobytes() + str(back[i].hits).encode() for i in range(len(queries))]
+        return [str(back[i].ranks).encode() + str(back[i].hits).encode()
+                for i in range(len(queries))]
 
     for retriever in (bm25, hybrid):
         want = digest(retriever, list(range(len(queries))))
         with threadpoolctl.threadpool_limits(limits=1):
             assert digest(retriever, list(range(len(queries)))) == want
         assert digest(retriever, [int(i) for i in rng.permutation(len(queries))]) == want
-        alone = [retriever.search([q], 10)[0] for q in queries]
-        assert [a.scores.tobytes() + str(a.hits).encode() for a in alone] == want
+        alone = [retriever.search([q], 10, [range(200)])[0] for q in queries]
+        assert [str(a.ranks).encode() + str(a.hits).encode() for a in alone] == want
+        assert [retriever.scores(q).tobytes() for q in queries] == \
+            [retriever.scores(q).tobytes() for q in reversed(queries)][::-1]

@@ -183,3 +183,19 @@ def test_stale_gold_is_reanchored_and_reported(workspace: Path) -> None:
     moved = [m for m in metrics["gold"]["reanchored"]
              if m["question_id"] == target["question_id"]]
     assert moved and moved[0]["status"] == "reanchored" and right in moved[0]["chunk_ids"]
+
+
+def test_timings_per_stage(contract_run: Path) -> None:
+    """Stage times in metrics.json; per-question percentiles only where each question is
+    timed on its own (the answer call), the batched retrieval as its total and mean."""
+    timings = json.loads((contract_run / "metrics.json").read_text(encoding="utf-8"))["timings"]
+    for key in ("load_s", "anchor_s", "retrieve_s", "retrieve_mean_ms", "answer_s", "score_s",
+                "write_s", "total_s"):
+        assert isinstance(timings[key], float) and timings[key] >= 0, key
+    assert timings["retrieve_mean_ms"] == pytest.approx(timings["retrieve_s"] * 1000 / 16)
+    assert set(timings["answer_ms"]) == {"p50", "p95", "mean", "n"}
+    assert timings["answer_ms"]["n"] == 16 and timings["answer_ms"]["p50"] <= \
+        timings["answer_ms"]["p95"]
+    assert "retrieve" not in timings["latency_ms"]  # no per-question share of a batch time
+    answers = read_jsonl(contract_run / "answers.jsonl")
+    assert all(set(a["latency_ms"]) == {"answer"} for a in answers)

@@ -247,11 +247,13 @@ def test_exact_vector_retriever_is_the_plain_inner_product(hashing_index: Index)
     q = emb.embed_queries(QUERIES).astype(np.float32)
     scores = exact_scores(hashing_index.embeddings, q)
     np.testing.assert_allclose(scores, q @ hashing_index.embeddings.T, rtol=0, atol=1e-6)
-    exact = VectorRetriever(hashing_index, emb).search(QUERIES, 4)
+    n = len(hashing_index.chunks)
+    exact = VectorRetriever(hashing_index, emb).search(QUERIES, 4, [range(n)] * len(QUERIES))
     for row, ranking in zip(scores, exact, strict=True):
         assert [h.position for h in ranking.hits] == top_k(row, 4).tolist()
         assert [h.score for h in ranking.hits] == [float(row[p]) for p in top_k(row, 4)]
-        assert ranking.scores.tobytes() == row.tobytes()
+        # every row's rank in the whole index, as tracked at search time
+        assert ranking.ranks == {int(p): r for r, p in enumerate(top_k(row, n), 1)}
 
 
 def test_vector_retriever_with_hnsw(hashing_index: Index) -> None:
@@ -259,18 +261,22 @@ def test_vector_retriever_with_hnsw(hashing_index: Index) -> None:
     emb = get_embedder("hashing")
     approx = VectorRetriever(hashing_index, emb, ApproximateSearch(hashing_index.embeddings))
     exact = VectorRetriever(hashing_index, emb)
-    for a, b in zip(approx.search(QUERIES, 3), exact.search(QUERIES, 3), strict=True):
+    every = [range(len(hashing_index.chunks))] * len(QUERIES)
+    for a, b in zip(approx.search(QUERIES, 3, every), exact.search(QUERIES, 3), strict=True):
         # A small graph is searched exhaustively: the same hits, the scores up to float error.
         assert [h.position for h in a.hits] == [h.position for h in b.hits]
         assert [h.score for h in a.hits] == pytest.approx([h.score for h in b.hits], abs=1e-6)
-        assert np.isneginf(a.scores).sum() == len(a.scores) - 3  # rows not returned
+        # rows not returned score -inf: ranked after the hits, by row
+        rest = [p for p in range(len(hashing_index.chunks)) if p not in
+                {h.position for h in a.hits}]
+        assert [a.ranks[p] for p in rest] == list(range(4, len(rest) + 4))
 
 
 def test_vector_retriever_min_score_and_size_check(hashing_index: Index) -> None:
     emb = get_embedder("hashing")
     full = VectorRetriever(hashing_index, emb).search(QUERIES[:1], 5)[0]
     cut = VectorRetriever(hashing_index, emb, min_score=full.hits[1].score).search(
-        QUERIES[:1], 5)[0]
+        QUERIES[:1], 5, [[full.hits[4].position]])[0]
     assert cut.hits == [h for h in full.hits if h.score >= full.hits[1].score]
     assert cut.rank_of(full.hits[4].position) == 5
     with pytest.raises(ValueError, match="holds 3 vectors"):

@@ -62,7 +62,8 @@ class Inputs:
     store: Index
     stale: str | None = None
     files: list[Path] = field(default_factory=list)  # input files, hashed for provenance
-    load_s: float = 0.0
+    load_s: float = 0.0  # reading questions, gold and the index (or chunk file)
+    anchor_s: float = 0.0  # anchoring the gold labels in the index
     warnings: list[str] = field(default_factory=list)  # for the user: lenient reads, gold
 
     @cached_property
@@ -78,6 +79,10 @@ class Predicted:
     predictions: dict[str, Prediction]
     rankings: dict[str, Ranking] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    # The built-in pipeline's stage times: ``retrieve_s`` (the batched search of every
+    # question, when it ran here), ``retrieve_mean_ms`` (that time per question: a mean, the
+    # batches have no per-question time), ``answer_s`` (answering every question).
+    timings: dict[str, float] = field(default_factory=dict)
 
 
 def load_inputs(cfg: EvalConfig) -> Inputs:
@@ -85,10 +90,10 @@ def load_inputs(cfg: EvalConfig) -> Inputs:
     from .index import index_status, load_index
 
     assert cfg.questions_path is not None and cfg.gold_evidence_path is not None  # checked
+    t0 = time.perf_counter()
     warnings: list[str] = []
     questions = read_questions(cfg.questions_path, lenient=cfg.lenient, warnings=warnings)
     gold = load_gold(cfg.gold_evidence_path, questions, lenient=cfg.lenient, warnings=warnings)
-    t0 = time.perf_counter()
     files = [Path(cfg.questions_path), Path(cfg.gold_evidence_path)]
     if cfg.index_dir is not None:
         store = load_index(cfg.index_dir)
@@ -97,15 +102,28 @@ def load_inputs(cfg: EvalConfig) -> Inputs:
         assert cfg.chunks_path is not None  # guaranteed by check_contract
         store = read_chunks(cfg.chunks_path)
     files += [Path(p) for p in (cfg.chunks_path, cfg.predictions_path) if p is not None]
-    load_s = time.perf_counter() - t0
     stale = None
     if cfg.source_dir is not None and cfg.index_dir is not None:
         stale = index_status(cfg.index_dir, cfg.source_dir, chunk_size=cfg.index.chunk_size,
                              overlap=cfg.index.overlap, embedder=cfg.index.embedder,
                              embedder_params=cfg.index.embedder_params, index=store)
+    load_s = time.perf_counter() - t0
     anchored = anchor_gold(questions, gold, store)
     warnings += gold_warnings(questions, anchored)
-    return Inputs(questions, anchored, store, stale, files, load_s, warnings)
+    anchor_s = time.perf_counter() - t0 - load_s
+    return Inputs(questions, anchored, store, stale, files, load_s, anchor_s, warnings)
+
+
+def gold_rows(inputs: Inputs) -> list[list[int]]:
+    """Per question, the index rows of the gold chunks it is scored against: the rows whose
+    rank in the whole index (``gold_rank_in_index``) its ranking must record."""
+    store = inputs.store
+    out = []
+    for q in inputs.questions:
+        qgold = inputs.gold[q.question_id]
+        grades = qgold.grades if qgold.usable else {}
+        out.append([store.position(c) for c in grades if store.has(c)])
+    return out
 
 
 def cap_k(cfg: EvalConfig, inputs: Inputs, k: int) -> tuple[int, str | None]:
@@ -127,11 +145,17 @@ def predict(cfg: EvalConfig, inputs: Inputs, *, k: int, threshold: float | None 
     from .pipeline import Pipeline
 
     pipeline = pipeline or Pipeline(inputs.store, cfg)
-    rankings = rankings or pipeline.retrieve(inputs.questions, k)
+    timings: dict[str, float] = {}
+    if not rankings:
+        rankings = pipeline.retrieve(inputs.questions, k, track=gold_rows(inputs))
+        timings["retrieve_s"] = pipeline.retrieve_s
+        timings["retrieve_mean_ms"] = pipeline.retrieve_s * 1000 / max(len(rankings), 1)
+    t0 = time.perf_counter()
     preds, errors = pipeline.predict_many(inputs.questions, rankings, k, threshold,
                                           progress=progress)
+    timings["answer_s"] = time.perf_counter() - t0
     by_id = {q.question_id: r for q, r in zip(inputs.questions, rankings, strict=True)}
-    return Predicted(preds, by_id, errors)
+    return Predicted(preds, by_id, errors, timings)
 
 
 # --- score -------------------------------------------------------------------------------

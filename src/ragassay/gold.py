@@ -9,7 +9,8 @@ question as an evaluation failure instead of silently scoring it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -18,7 +19,7 @@ from .errors import InputError
 from .jsonio import line_of, read_jsonl
 from .schema import GoldEvidence, GoldRecord, Question
 from .store import Index
-from .text import contains_term, normalize
+from .text import normalize, squash, term_pattern
 
 AnchorStatus = Literal["ok", "reanchored", "split", "lost_in_parsing", "unanchored"]
 
@@ -154,12 +155,128 @@ def check_gold(records: Iterable[GoldRecord], questions: Sequence[Question],
     return out
 
 
-def _holds(label: GoldEvidence, text: str) -> bool:
+class _Texts:
+    """Texts searched for needles (one per row), with two look-ups built on first use:
+    each space-separated word → the rows holding it, and all texts joined by NUL with each
+    row's start offset. :meth:`rows_with` finds the rows holding a needle as a substring
+    without reading every text."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = texts
+        self._words: dict[str, list[int]] | None = None
+        self._joined: tuple[str, list[int]] | None = None
+
+    def words(self) -> dict[str, list[int]]:
+        if self._words is None:
+            words: dict[str, list[int]] = {}
+            for row, text in enumerate(self.texts):
+                for w in set(text.split(" ")):
+                    words.setdefault(w, []).append(row)
+            self._words = words
+        return self._words
+
+    def joined(self) -> tuple[str, list[int]]:
+        if self._joined is None:
+            starts, at = [], 0
+            for text in self.texts:
+                starts.append(at)
+                at += len(text) + 1
+            self._joined = ("\0".join(self.texts), starts)
+        return self._joined
+
+    def rows_with(self, needle: str) -> list[int]:
+        """The rows whose text holds ``needle``, ascending.
+
+        A needle of three or more words: a text holding it holds each inner word as a
+        whole word (texts and needle have single spaces), so only the rows holding every
+        inner word are checked. A shorter needle: every occurrence in the joined text,
+        one per row. A needle holding the separator (or none at all): every row checked.
+        """
+        if not needle or "\0" in needle:
+            return [r for r, t in enumerate(self.texts) if needle in t]
+        inner = needle.split(" ")[1:-1]
+        if inner:
+            words = self.words()
+            postings = sorted((words.get(w, []) for w in set(inner)), key=len)
+            rows = set(postings[0])
+            for p in postings[1:]:
+                if not rows:
+                    break
+                rows.intersection_update(p)
+            return sorted(r for r in rows if needle in self.texts[r])
+        text, starts = self.joined()
+        out: list[int] = []
+        at = text.find(needle)
+        while at >= 0:
+            row = bisect_right(starts, at) - 1
+            out.append(row)
+            if row + 1 >= len(starts):
+                break
+            at = text.find(needle, starts[row + 1])
+        return out
+
+
+class _AnchorTexts:
+    """What anchoring searches in one store, built once per store (``Index.cache``): every
+    chunk's text normalised (for claims) and squashed (for required terms), and the same for
+    the joined text of each pair of adjacent chunks, in document-then-``seq`` order."""
+
+    def __init__(self, index: Index) -> None:
+        self.index = index
+        self.doc_rank = {d.doc_id: i for i, d in enumerate(index.documents)}
+        self._chunks: dict[str, _Texts] = {}
+        self._pairs: list[tuple[str, str, str]] | None = None  # (doc_id, chunk a, chunk b)
+        self._joined: list[str] = []
+        self._pair_texts: dict[str, _Texts] = {}
+
+    @classmethod
+    def of(cls, index: Index) -> _AnchorTexts:
+        texts = index.cache.get("gold.anchor_texts")
+        if not isinstance(texts, cls) or texts.index is not index:
+            texts = index.cache["gold.anchor_texts"] = cls(index)
+        return texts
+
+    @staticmethod
+    def _form(by: str) -> Callable[[str], str]:
+        return normalize if by == "support_claim" else squash
+
+    def chunks(self, by: str) -> _Texts:
+        if by not in self._chunks:
+            form = self._form(by)
+            self._chunks[by] = _Texts([form(c.text) for c in self.index.chunks])
+        return self._chunks[by]
+
+    def pairs(self) -> list[tuple[str, str, str]]:
+        if self._pairs is None:
+            self._pairs, self._joined = [], []
+            for doc_id in dict.fromkeys(c.doc_id for c in self.index.chunks):
+                for a, b, joined in _adjacent_pairs(self.index, doc_id):
+                    self._pairs.append((doc_id, a, b))
+                    self._joined.append(joined)
+        return self._pairs
+
+    def pair_texts(self, by: str) -> _Texts:
+        if by not in self._pair_texts:
+            self.pairs()
+            form = self._form(by)
+            self._pair_texts[by] = _Texts([form(t) for t in self._joined])
+        return self._pair_texts[by]
+
+
+def _needle(label: GoldEvidence) -> tuple[str, Callable[[str], bool]]:
+    """What a label's text must hold: the literal every holding text contains, and the exact
+    test on a text in the label's form (normalised for a claim, squashed for terms)."""
     if label.support_claim:
-        return normalize(label.support_claim) in normalize(text)
-    if label.required_terms:
-        return all(contains_term(text, t) for t in label.required_terms)
-    return True  # nothing to check against: trust the id
+        claim = normalize(label.support_claim)
+        return claim, lambda text: claim in text
+    patterns = [term_pattern(t) for t in label.required_terms]
+    if any(p is None for p in patterns):  # a blank term never matches
+        return "\0", lambda text: False
+    literals = [squash(t) for t in label.required_terms]
+
+    def holds(text: str) -> bool:
+        return all(p is not None and p.search(text) is not None for p in patterns)
+    return max(literals, key=len), holds
 
 
 def _adjacent_pairs(index: Index, doc_id: str) -> list[tuple[str, str, str]]:
@@ -176,28 +293,52 @@ def _adjacent_pairs(index: Index, doc_id: str) -> list[tuple[str, str, str]]:
 
 
 def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
-    """Place one gold label in the index; see the module docstring."""
-    if index.has(label.chunk_id) and _holds(label, index.chunk(label.chunk_id).text):
+    """Place one gold label in the index; see the module docstring.
+
+    The label's own chunk first; else the chunks holding it in the labelled document (in
+    ``seq`` order), else in the first document (index order) that has one; else the first
+    pair of adjacent chunks holding it together, in the same document order. The search
+    goes through look-ups built once per store (:class:`_AnchorTexts`), so a label costs
+    the chunks that could hold it, not every chunk; the result is that of checking every
+    chunk in that order.
+    """
+    if not (label.support_claim or label.required_terms):
+        if index.has(label.chunk_id):
+            return AnchoredEvidence(label, "ok", [label.chunk_id])
+        return AnchoredEvidence(label, "unanchored", [], "chunk id not in the index; the "
+                                "label has no support_claim or required_terms to re-anchor by")
+    by = "support_claim" if label.support_claim else "required_terms"
+    texts = _AnchorTexts.of(index)
+    needle, holds = _needle(label)
+    if index.has(label.chunk_id) and holds(texts.chunks(by).texts[index.position(label.chunk_id)]):
         return AnchoredEvidence(label, "ok", [label.chunk_id])
     why = ("chunk id not in the index" if not index.has(label.chunk_id)
            else "chunk no longer holds the support claim")
-    if not (label.support_claim or label.required_terms):
-        return AnchoredEvidence(label, "unanchored", [], why + "; the label has no "
-                                "support_claim or required_terms to re-anchor by")
-    by = "support_claim" if label.support_claim else "required_terms"
-    doc_ids = [label.doc_id] if label.doc_id and index.has_document(label.doc_id) else []
-    doc_ids += [d.doc_id for d in index.documents if d.doc_id not in doc_ids]
-    for doc_id in doc_ids:  # the labelled document first
-        holders = [c.chunk_id for c in index.chunks_of(doc_id) if _holds(label, c.text)]
-        if holders:
-            return AnchoredEvidence(label, "reanchored", [holders[0]],
-                                    f"{why}; re-anchored by {by}", holders)
-    for doc_id in doc_ids:
-        for a, b, joined in _adjacent_pairs(index, doc_id):
-            if _holds(label, joined):
-                status: AnchorStatus = "split" if label.chunk_id in (a, b) else "reanchored"
-                return AnchoredEvidence(label, status, [a, b], f"the {by} spans two "
-                                        "adjacent chunks", [a, b], split=True)
+    first = label.doc_id if label.doc_id and index.has_document(label.doc_id) else None
+
+    def order(doc_id: str) -> int | None:  # the labelled document first, then index order
+        return -1 if doc_id == first else texts.doc_rank.get(doc_id)
+
+    chunk_texts = texts.chunks(by)
+    found = [r for r in chunk_texts.rows_with(needle) if holds(chunk_texts.texts[r])]
+    docs = {d: o for d in {index.chunks[r].doc_id for r in found}
+            if (o := order(d)) is not None}
+    if docs:
+        doc_id = min(docs, key=docs.__getitem__)
+        rows = set(found)
+        holders = [c.chunk_id for c in index.chunks_of(doc_id)
+                   if index.position(c.chunk_id) in rows]
+        return AnchoredEvidence(label, "reanchored", [holders[0]],
+                                f"{why}; re-anchored by {by}", holders)
+    pair_texts = texts.pair_texts(by)
+    pairs = texts.pairs()
+    split = [(o, r) for r in pair_texts.rows_with(needle)
+             if (o := order(pairs[r][0])) is not None and holds(pair_texts.texts[r])]
+    if split:
+        _, a, b = pairs[min(split)[1]]
+        status: AnchorStatus = "split" if label.chunk_id in (a, b) else "reanchored"
+        return AnchoredEvidence(label, status, [a, b], f"the {by} spans two "
+                                "adjacent chunks", [a, b], split=True)
     known_doc = bool(label.doc_id) and index.has_document(label.doc_id)
     doc = index.document(label.doc_id) if known_doc else None
     if doc is not None and any(doc.dropped.values()):

@@ -92,9 +92,12 @@ class Pipeline:
                 raise locate(exc) from None
             self.answerer = LLMAnswerer(OpenAICompatClient(endpoint),
                                         decline_phrase=cfg.answerer.decline_phrase)
-        self.retrieve_ms = 0.0
+        self.retrieve_s = 0.0  # the last retrieve call's time, all its batches
 
-    def retrieve(self, questions: Sequence[Question], k: int) -> list[Ranking]:
+    def retrieve(self, questions: Sequence[Question], k: int,
+                 track: Sequence[Iterable[int]] | None = None) -> list[Ranking]:
+        """The ranking of each question's text; ``track[i]``: the index rows whose rank in
+        the whole index question i's ranking records (its gold chunks)."""
         t0 = time.perf_counter()
         texts = [q.question for q in questions]
         rankings: list[Ranking] = []
@@ -103,10 +106,12 @@ class Pipeline:
         with stages.bar("retrieval", len(texts)) as bar:
             for start in range(0, len(texts), RETRIEVE_BATCH):
                 batch = texts[start : start + RETRIEVE_BATCH]
-                rankings += self.retriever.search(batch, k)
+                rankings += self.retriever.search(
+                    batch, k, None if track is None else track[start : start + len(batch)])
                 bar.advance(len(batch))
-        # Queries are searched in batches: each gets its share of the batch time.
-        self.retrieve_ms = (time.perf_counter() - t0) * 1000 / max(len(questions), 1)
+        # Queries are searched in batches: the time is the batches', not any one question's
+        # (so a prediction's latency_ms holds its answer call only).
+        self.retrieve_s = time.perf_counter() - t0
         return rankings
 
     def _answerer(self) -> Any:
@@ -127,7 +132,7 @@ class Pipeline:
             return Prediction(question_id=question.question_id, retrieved=retrieved,
                               answer=Answer(text=text, status="insufficient"),
                               usage=Usage(source="not called"),
-                              latency_ms={"retrieve": self.retrieve_ms, "answer": 0.0})
+                              latency_ms={"answer": 0.0})
         context = [self.index.chunk(h.chunk_id) for h in hits]
         answerer = self._answerer()
         t0 = time.perf_counter()
@@ -142,7 +147,7 @@ class Pipeline:
                           completion_tokens=count_tokens(answer.text), source="counted")
         ms = (time.perf_counter() - t0) * 1000
         return Prediction(question_id=question.question_id, retrieved=retrieved, answer=answer,
-                          usage=usage, latency_ms={"retrieve": self.retrieve_ms, "answer": ms})
+                          usage=usage, latency_ms={"answer": ms})
 
     def predict_many(self, questions: Sequence[Question], rankings: Sequence[Ranking], k: int,
                      threshold: float | None = None, progress: bool = False,

@@ -9,8 +9,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -21,6 +21,7 @@ from .tokenize import tokenize_all, tokenizer_for
 from .vector import ExactSearch, VectorSearch, top_k
 
 __all__ = [
+    "rank_in",
     "BM25Retriever",
     "Hit",
     "HybridRetriever",
@@ -43,25 +44,42 @@ class Hit:
 
 @dataclass(frozen=True)
 class Ranking:
-    """The top-k hits of one query, plus every chunk's score for rank look-ups."""
+    """The top-k hits of one query, plus the rank in the whole index of the rows asked for
+    at search time (``track``: a question's gold chunks). Its size is O(k + tracked rows),
+    never O(index): no per-row score vector is kept."""
 
     hits: list[Hit]
-    scores: np.ndarray  # one score per index row
+    ranks: dict[int, int] = field(default_factory=dict)  # tracked row → 1-based rank
 
     def rank_of(self, position: int) -> int:
-        """1-based rank of an index row in the full ranking (same tie rule as top-k)."""
-        s = self.scores[position]
-        ahead = int(np.count_nonzero(self.scores > s))
-        tied_before = int(np.count_nonzero(self.scores[:position] == s))
-        return ahead + tied_before + 1
+        """1-based rank of an index row in the full ranking (score descending, ties by lower
+        row): a tracked row's, or a hit's (hits are the ranking's first rows). Any other row
+        → ``KeyError``: its rank was not computed at search time."""
+        if position in self.ranks:
+            return self.ranks[position]
+        for rank, hit in enumerate(self.hits, start=1):
+            if hit.position == position:
+                return rank
+        raise KeyError(f"row {position} was neither tracked nor retrieved: its rank in the "
+                       "index is unknown (pass it in `track` to search)")
+
+
+def rank_in(scores: np.ndarray, position: int) -> int:
+    """1-based rank of row ``position`` among ``scores``: the rows scoring higher, plus the
+    rows before it scoring the same, plus one (the tie rule of :func:`top_k`)."""
+    s = scores[position]
+    ahead = int(np.count_nonzero(scores > s))
+    tied_before = int(np.count_nonzero(scores[:position] == s))
+    return ahead + tied_before + 1
 
 
 # --- retrievers: shared rules --------------------------------------------------------
 #
-# Every retriever below answers ``search(queries, k) -> list[Ranking]``: hits best first,
-# ties by index position (:func:`ragassay.vector.top_k`), and a score per index row so
-# ``rank_of`` works. ``min_score`` (optional) drops hits scoring below it; the full score
-# vector is kept, so ranks in the whole index stay available.
+# Every retriever below answers ``search(queries, k, track) -> list[Ranking]``: hits best
+# first, ties by index position (:func:`ragassay.vector.top_k`), and the rank in the whole
+# index of each row in ``track[i]`` for query i, computed from the query's score vector
+# while it exists (it is not kept). ``min_score`` (optional) drops hits scoring below it;
+# tracked ranks stay ranks in the whole index.
 
 
 class Retriever(Protocol):
@@ -70,23 +88,26 @@ class Retriever(Protocol):
     backend: str
     index: Index
 
-    def search(self, queries: Sequence[str], k: int) -> list[Ranking]: ...
+    def search(self, queries: Sequence[str], k: int,
+               track: Sequence[Iterable[int]] | None = None) -> list[Ranking]: ...
 
 
 def ranking_from_scores(index: Index, scores: np.ndarray, k: int, *,
-                        min_score: float | None = None, positive_only: bool = False) -> Ranking:
+                        min_score: float | None = None, positive_only: bool = False,
+                        track: Iterable[int] = ()) -> Ranking:
     """The :class:`Ranking` of one query from its score per index row.
 
     Hits are the first k rows by :func:`top_k` (score descending, position ascending), less
     those scoring under ``min_score`` and, with ``positive_only``, those scoring <= 0 (rows
-    that matched nothing: a lexical or fused score of 0 says "not retrieved").
+    that matched nothing: a lexical or fused score of 0 says "not retrieved"). Each row of
+    ``track`` gets its rank in the whole index (:func:`rank_in`).
     """
     positions = top_k(scores, k)
     keep = [int(p) for p in positions
             if (min_score is None or scores[p] >= min_score)
             and (not positive_only or scores[p] > 0)]
     hits = [Hit(index.chunks[p].chunk_id, p, float(scores[p])) for p in keep]
-    return Ranking(hits=hits, scores=scores)
+    return Ranking(hits=hits, ranks={int(p): rank_in(scores, int(p)) for p in track})
 
 
 def apply_min_score(ranking: Ranking, min_score: float | None) -> Ranking:
@@ -96,7 +117,7 @@ def apply_min_score(ranking: Ranking, min_score: float | None) -> Ranking:
     """
     if min_score is None:
         return ranking
-    return Ranking([h for h in ranking.hits if h.score >= min_score], ranking.scores)
+    return Ranking([h for h in ranking.hits if h.score >= min_score], ranking.ranks)
 
 
 def check_query_embedder(index: Index, embedder: Embedder) -> None:
@@ -126,11 +147,10 @@ class VectorRetriever:
     """Dense retrieval through a :mod:`ragassay.vector` search (exact or HNSW).
 
     The default, exact search scores every chunk (queries in batches of ``batch_size``), so
-    ``Ranking.scores`` holds every row's score; each score depends only on its query and
-    chunk, never on the batch, the query order or the BLAS threads
+    tracked rows get their rank among every row's score; each score depends only on its
+    query and chunk, never on the batch, the query order or the BLAS threads
     (:class:`~ragassay.vector.ExactSearch`). With an approximate search, rows the search
-    did not return score ``-inf`` in ``Ranking.scores``, so ``rank_of`` is meaningful for
-    hits only.
+    did not return score ``-inf``, so a tracked row's rank is meaningful for hits only.
     The embedder must be the index's (:func:`check_query_embedder`).
     """
 
@@ -148,7 +168,8 @@ class VectorRetriever:
         self.min_score = min_score
         self.batch_size = batch_size
 
-    def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
+    def search(self, queries: Sequence[str], k: int,
+               track: Sequence[Iterable[int]] | None = None) -> list[Ranking]:
         out: list[Ranking] = []
         engine = self.search_engine
         for start in range(0, len(queries), self.batch_size):
@@ -158,16 +179,18 @@ class VectorRetriever:
                 # Sub-batches keep the score matrix within the search's memory budget.
                 for sub in range(0, len(q), engine.batch_size):
                     for row in engine.scores(q[sub : sub + engine.batch_size]):
-                        out.append(ranking_from_scores(self.index, row, k,
-                                                       min_score=self.min_score))
+                        out.append(ranking_from_scores(
+                            self.index, row, k, min_score=self.min_score,
+                            track=track[len(out)] if track is not None else ()))
                 continue
             found = engine.search(q, k)
             for i in range(len(batch)):
                 positions, scores = found.row(i)
                 row = np.full(len(self.index.chunks), -np.inf, dtype=np.float32)
                 row[positions] = scores
-                out.append(ranking_from_scores(self.index, row, len(positions),
-                                               min_score=self.min_score))
+                out.append(ranking_from_scores(
+                    self.index, row, len(positions), min_score=self.min_score,
+                    track=track[len(out)] if track is not None else ()))
         return out
 
 
@@ -218,9 +241,12 @@ class BM25Retriever:
             return np.zeros(len(self.index.chunks), dtype=np.float32)
         return np.asarray(self._bm25.get_scores(known), dtype=np.float32)
 
-    def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
+    def search(self, queries: Sequence[str], k: int,
+               track: Sequence[Iterable[int]] | None = None) -> list[Ranking]:
         return [ranking_from_scores(self.index, self.scores(q), k, min_score=self.min_score,
-                                    positive_only=True) for q in queries]
+                                    positive_only=True,
+                                    track=track[i] if track is not None else ())
+                for i, q in enumerate(queries)]
 
 
 def _bm25s() -> Any:
@@ -242,7 +268,7 @@ class HybridRetriever:
 
     summed over the retrievers that returned p (0 for a row in no list). Hits are the k
     rows of highest fused score, ties by index position; rows with fused score 0 are never
-    hits. ``Ranking.scores`` holds the fused score of every row (float64).
+    hits. :meth:`scores` gives the fused score of every row (float64).
     """
 
     backend = "hybrid"
@@ -272,8 +298,14 @@ class HybridRetriever:
                 fused[hit.position] += 1.0 / (self.k_rrf + rank)
         return fused
 
-    def search(self, queries: Sequence[str], k: int) -> list[Ranking]:
+    def scores(self, query: str) -> np.ndarray:
+        """The fused score of every index row for ``query``."""
+        return self.fuse([r.search([query], self.depth)[0] for r in self.retrievers])
+
+    def search(self, queries: Sequence[str], k: int,
+               track: Sequence[Iterable[int]] | None = None) -> list[Ranking]:
         per_retriever = [r.search(queries, self.depth) for r in self.retrievers]
         return [ranking_from_scores(self.index, self.fuse([rs[i] for rs in per_retriever]), k,
-                                    min_score=self.min_score, positive_only=True)
+                                    min_score=self.min_score, positive_only=True,
+                                    track=track[i] if track is not None else ())
                 for i in range(len(queries))]

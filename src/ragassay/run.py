@@ -11,12 +11,19 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .aggregate import summarize
+from .aggregate import latency_summary, summarize
 from .config import EvalConfig, check_endpoints
 from .core import cap_k, judge, load_inputs, predict, score
 from .errors import InputError
 from .ingest import file_sha256
-from .runfolder import RunResult, check_run_id, referenced_chunk_texts
+from .runfolder import QuestionResult, RunResult, check_run_id, referenced_chunk_texts
+
+
+def stage_ms(results: list[QuestionResult], stage: str) -> dict[str, dict[str, float | int]]:
+    """``{"<stage>_ms": {p50, p95, mean, n}}`` over the questions whose prediction timed the
+    stage (per call: the built-in pipeline times each answer call), or nothing."""
+    summary = latency_summary(results).get(stage)
+    return {f"{stage}_ms": summary} if summary else {}
 
 
 def default_run_id(mode: str) -> str:
@@ -49,13 +56,19 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
     t0 = time.perf_counter()
     predicted = predict(cfg, inputs, k=k, progress=progress)
     predict_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
     results = score(cfg, inputs, predicted, k=k)
+    score_s = time.perf_counter() - t0
     judge(cfg, inputs, results)
+    judge_s = time.perf_counter() - t0 - score_s
     metrics = summarize(
         cfg, inputs, results, run_id=run_id, mode=mode, k=k,
         notes=([note] if note else []) + inputs.warnings,  # the reads' warnings included
         provenance={"inputs_sha256": {str(p): file_sha256(p) for p in inputs.files}},
-        timings={"load_index_s": inputs.load_s, "predict_s": predict_s,
+        timings={"load_s": inputs.load_s, "anchor_s": inputs.anchor_s,
+                 "predict_s": predict_s, **predicted.timings,
+                 **stage_ms(results, "answer"),
+                 "score_s": score_s, **({"judge_s": judge_s} if cfg.judge else {}),
                  "total_s": time.perf_counter() - t_start,
                  "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     result = RunResult(metrics, results,

@@ -17,6 +17,7 @@ texts later without the index (a folder without it reads with no chunk texts);
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -287,7 +288,7 @@ class RunResult:
         from .report.html import render_html
         from .report.summary import render_summary_md
 
-        out.text(METRICS_JSON, json_text(self.metrics.model_dump(mode="json")))
+        t0 = time.perf_counter()
         rows = [_rows(self.run_id, q) for q in self.questions]
         for name, i in ((RETRIEVED_JSONL, 0), (ANSWERS_JSONL, 1), (FAILURES_JSONL, 2)):
             out.text(name, jsonl_text(row.model_dump(mode="json") for r in rows
@@ -296,6 +297,9 @@ class RunResult:
                                           for cid, text in self.chunk_texts.items()))
         out.text("summary.md", render_summary_md(self))
         out.text("report.html", render_html(self))
+        # metrics.json last, with the time the other files took (it is their only record)
+        self.metrics.timings["write_s"] = time.perf_counter() - t0
+        out.text(METRICS_JSON, json_text(self.metrics.model_dump(mode="json")))
 
 
 # --- reading ---------------------------------------------------------------------------

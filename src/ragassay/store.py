@@ -36,6 +36,9 @@ class Index:
     _positions: dict[str, int] = field(init=False, repr=False)
     _documents: dict[str, Document] = field(init=False, repr=False)
     _by_doc: dict[str, list[Chunk]] = field(init=False, repr=False)
+    # Derived look-ups built on first use by other modules (e.g. gold anchoring's index of
+    # normalised chunk texts), once per store: the chunks are not changed after loading.
+    cache: dict[str, Any] = field(init=False, repr=False, compare=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         self._positions = {c.chunk_id: i for i, c in enumerate(self.chunks)}

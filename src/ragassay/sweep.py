@@ -19,7 +19,7 @@ from .aggregate import cost_summary
 from .atomic import FolderWriter, write_folder
 from .checks import totals
 from .config import EvalConfig, check_endpoints
-from .core import Predicted, load_inputs, predict, score
+from .core import Predicted, gold_rows, load_inputs, predict, score
 from .errors import InputError
 from .jsonio import json_text
 from .report.safe import md_table
@@ -84,7 +84,7 @@ def run_sweep(cfg: EvalConfig, ks: Sequence[int], thresholds: list[float | None]
 
         ks, note = cap_ks(ks, len(inputs.store.chunks))
         pipeline = Pipeline(inputs.store, cfg)
-        rankings = pipeline.retrieve(inputs.questions, max(ks))
+        rankings = pipeline.retrieve(inputs.questions, max(ks), track=gold_rows(inputs))
     else:  # another system's answers are fixed: only the context it is judged on changes
         given = predict(cfg, inputs, k=1).predictions
         ks, note = cap_ks(ks, max([len(p.retrieved) for p in given.values()] or [1]))

@@ -288,10 +288,6 @@ _MIXED_GAP = re.compile(
 )
 
 
-def _squash(text: str) -> str:
-    return _MIXED_GAP.sub("", normalize(text))
-
-
 def contains_term(haystack: str, term: str) -> bool:
     """Whether ``term`` occurs in ``haystack``, case- and width-insensitively (both go
     through :func:`normalize`), ignoring spaces between a Hangul run and a Latin/digit run
@@ -301,12 +297,26 @@ def contains_term(haystack: str, term: str) -> bool:
     haystack: ``6개월`` is not in ``16개월``, ``99.5`` is not in ``99.55``. A blank term
     never matches, so a blank label cannot pass an answer silently.
     """
-    needle = _squash(term)
+    pattern = term_pattern(term)
+    return pattern is not None and pattern.search(squash(haystack)) is not None
+
+
+def squash(text: str) -> str:
+    """``text`` as :func:`contains_term` searches it: normalised, without the spaces between
+    a Hangul run and a Latin/digit run."""
+    return _MIXED_GAP.sub("", normalize(text))
+
+
+def term_pattern(term: str) -> re.Pattern[str] | None:
+    """The pattern :func:`contains_term` looks for in a :func:`squash`-ed haystack
+    (``None`` for a blank term, which never matches); its literal text is
+    ``squash(term)``."""
+    needle = squash(term)
     if not needle:
-        return False
+        return None
     pattern = re.escape(needle)
     if needle[0].isdigit():
         pattern = r"(?<!\d)(?<!\d[.,])" + pattern
     if needle[-1].isdigit():
         pattern += r"(?!\d)(?![.,]\d)"
-    return re.search(pattern, _squash(haystack)) is not None
+    return re.compile(pattern)
