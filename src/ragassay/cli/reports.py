@@ -25,13 +25,21 @@ def compare(runs: Annotated[list[Path], typer.Argument(help="Run folders, the ba
     With --format json, stdout is the comparison (the document --json writes)."""
     from ..atomic import write_text
     from ..jsonio import json_text
-    from ..report.compare import COMPARE_HEADER, compare_rows, compare_runs, summary_rows
+    from ..report.compare import (
+        COMPARE_HEADER,
+        compare_rows,
+        compare_runs,
+        read_runs,
+        summary_rows,
+    )
 
-    result = _guard(lambda: compare_runs(runs, metrics=metric or None, seed=seed))
+    results = _guard(lambda: read_runs(runs))  # each folder read once
+    result = _guard(lambda: compare_runs(runs, metrics=metric or None, seed=seed,
+                                         results=results))
     if output_format is Format.json:
         _print_json(result)
     else:
-        header, rows = _guard(lambda: summary_rows(runs, metric or None))
+        header, rows = summary_rows(runs, results, metric or None)
         _table("runs", header, rows, left=["run", "pipeline"])
         _table(f"compared with {runs[0]}", COMPARE_HEADER, compare_rows(result),
                left=["candidate", "metric"])

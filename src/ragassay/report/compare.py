@@ -8,13 +8,12 @@ from typing import Any
 from ..errors import InputError, unknown_name
 from ..metrics.measures import canonical_name
 from ..metrics.stats import compare_paired, holm_bonferroni
-from ..runfolder import RunMetrics, read_metrics, read_run
+from ..runfolder import RunMetrics, RunResult, read_run
 
 
-def read_run_dir(run_dir: Path) -> dict[str, Any]:
+def _per_question(run_dir: Path, result: RunResult) -> dict[str, Any]:
     """The run's metrics plus per-question values of every metric:
     {metric: {question_id: value}}."""
-    result = read_run(run_dir)
     per_question: dict[str, dict[str, Any]] = {}
     for q in result.questions:
         for values in (q.retrieval, q.scores):
@@ -38,18 +37,24 @@ def _default_metrics(run: dict[str, Any]) -> list[str]:
     return list(m.means())
 
 
+def read_runs(run_dirs: list[Path]) -> list[RunResult]:
+    """The run folders to compare, read once (baseline first)."""
+    if len(run_dirs) < 2:
+        raise InputError("compare", "give at least two run folders (baseline first)")
+    return [read_run(d) for d in run_dirs]
+
+
 def compare_runs(run_dirs: list[Path], *, metrics: list[str] | None = None,
-                 seed: int = 0) -> dict[str, Any]:
+                 seed: int = 0, results: list[RunResult] | None = None) -> dict[str, Any]:
     """Compare each run with the first (the baseline), metric by metric.
 
     Per metric and candidate: means, delta with a paired bootstrap CI, the paired
     randomization and t-test p-values, win/tie/loss counts and the changed question ids.
     With more than one candidate, randomization p-values are Holm–Bonferroni adjusted over
-    every (candidate, metric) test.
+    every (candidate, metric) test. ``results``: the runs already read (:func:`read_runs`).
     """
-    if len(run_dirs) < 2:
-        raise InputError("compare", "give at least two run folders (baseline first)")
-    runs = [read_run_dir(d) for d in run_dirs]
+    results = results if results is not None else read_runs(run_dirs)
+    runs = [_per_question(d, r) for d, r in zip(run_dirs, results, strict=True)]
     names = [_canonical(n) for n in metrics] if metrics else _default_metrics(runs[0])
     for name in names:
         if name not in runs[0]["per_question"]:
@@ -72,10 +77,10 @@ def compare_runs(run_dirs: list[Path], *, metrics: list[str] | None = None,
     return {"baseline": str(runs[0]["dir"]), "seed": seed, "comparisons": comparisons}
 
 
-def summary_rows(run_dirs: list[Path], metrics: list[str] | None = None
-                 ) -> tuple[list[str], list[list[str]]]:
+def summary_rows(run_dirs: list[Path], results: list[RunResult],
+                 metrics: list[str] | None = None) -> tuple[list[str], list[list[str]]]:
     """One row per run: its pipeline, the metric means, and end-to-end latency p50 / p95."""
-    runs = [read_metrics(d) for d in run_dirs]
+    runs = [r.metrics for r in results]
     names = metrics or ["recall_at_5", "recall_at_10", "mrr_at_5", "ndcg_at_5", "groundedness",
                         "correct"]
     header = ["run", "pipeline", *names, "latency p50 ms", "latency p95 ms"]

@@ -16,9 +16,9 @@ from typing import Any
 
 from ..atomic import write_text
 from ..checks import CHECKS, verdict_text
-from ..runfolder import QuestionResult, RunResult, read_run, referenced_chunk_ids
+from ..runfolder import QuestionResult, RunResult, referenced_chunk_ids
 from .charts import _e, _num, higher_is_better
-from .compare import compare_runs
+from .compare import compare_runs, read_runs
 from .html import _CSS, Strings, _table, _totals_section, json_script, question_row
 from .scripts import COMPARE_SCRIPT
 
@@ -61,8 +61,8 @@ def flips(base: RunResult, cand: RunResult) -> list[dict[str, Any]]:
 
 def render_compare_html(run_dirs: list[Path], *, seed: int = 0) -> str:
     """The comparison page of run folders (baseline first) as one HTML string."""
-    runs = [read_run(d) for d in run_dirs]
-    result = compare_runs(run_dirs, seed=seed)
+    runs = read_runs(run_dirs)
+    result = compare_runs(run_dirs, seed=seed, results=runs)
     names = [Path(d).name for d in run_dirs]
     title = f"ragassay comparison: {names[0]} vs {', '.join(names[1:])}"
     pairs: list[dict[str, Any]] = []
