@@ -19,8 +19,10 @@ from ..checks import CHECKS, verdict_text
 from ..runfolder import QuestionResult, RunResult, referenced_chunk_ids
 from .charts import _e, _num, higher_is_better
 from .compare import compare_runs, read_runs
-from .html import _CSS, Strings, _table, _totals_section, json_script, question_row
+from .rows import Strings, json_script, question_row
 from .scripts import COMPARE_SCRIPT
+from .sections import _table, _totals_section
+from .style import CSS as _CSS
 
 
 def default_compare_path(run_dirs: list[Path]) -> Path:

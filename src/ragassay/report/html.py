@@ -27,47 +27,19 @@ from pathlib import Path
 from ..atomic import write_text
 from ..runfolder import RunResult, read_run
 from .charts import _e
-from .rows import (
-    RETRIEVED_SHOWN,
-    ROW_FIELDS,
-    STATIC_ROWS,
-    Strings,
-    _chunks_json,
-    _rows_json,
-    decode_row,
-    failing_first,
-    json_script,
-    question_row,
-)
+from .rows import _chunks_json, _rows_json, decode_row, failing_first, json_script
 from .scripts import SCRIPT
 from .sections import (
-    MAX_CHUNKS_SHOWN,
     _failure_section,
     _header_section,
     _metric_section,
     _questions_section,
     _reanchored_section,
-    _table,
     _totals_section,
 )
 from .style import CSS as _CSS
 
-__all__ = [
-    "MAX_CHUNKS_SHOWN",
-    "RETRIEVED_SHOWN",
-    "ROW_FIELDS",
-    "STATIC_ROWS",
-    "Strings",
-    "_CSS",
-    "_table",
-    "_totals_section",
-    "decode_row",
-    "failing_first",
-    "json_script",
-    "question_row",
-    "render_html",
-    "write_html",
-]
+__all__ = ["decode_row", "failing_first", "render_html", "write_html"]
 
 
 # --- public --------------------------------------------------------------------------
