@@ -172,8 +172,8 @@ def score_question(cfg: EvalConfig, inputs: Inputs, q: Question, pred: Predictio
     base = {"question_id": q.question_id, "question": q.question, "topic": q.topic,
             "answerable": q.answerable, "gold_grades": {c: grades[c] for c in gold_ids}}
     if pred is None and ranking is not None and not_measured != NO_PREDICTION:
-        return _score_unanswered(cfg, inputs, q, ranking, base, k=k, threshold=threshold,
-                                 not_measured=not_measured)
+        return _score_unanswered(cfg, inputs, q, ranking, base, grades=grades, ks=ks, k=k,
+                                 threshold=threshold, not_measured=not_measured)
     if pred is None:  # reported, never silently dropped or scored as wrong
         retrieval = retrieval_scores([], {}, ks=ks)
         names = [*retrieval, *cfg.metrics.answer]
@@ -215,16 +215,13 @@ def score_question(cfg: EvalConfig, inputs: Inputs, q: Question, pred: Predictio
 
 
 def _score_unanswered(cfg: EvalConfig, inputs: Inputs, q: Question, ranking: Ranking,
-                      base: dict[str, Any], *, k: int, threshold: float | None,
-                      not_measured: str) -> QuestionResult:
+                      base: dict[str, Any], *, grades: dict[str, int], ks: list[int],
+                      k: int, threshold: float | None, not_measured: str) -> QuestionResult:
     """A question the pipeline retrieved for but whose answer call failed: its retrieval
     metrics and ``found`` check from the ranking (the hits the answerer would have read),
     every answer metric None with the failure as the reason, ``not_measured`` set."""
     from .pipeline import answer_hits
 
-    qgold = inputs.gold[q.question_id]
-    grades = qgold.grades if qgold.usable else {}
-    ks = sorted({*cfg.retrieval_cutoffs(), k})
     hits = answer_hits(ranking, k, threshold)
     score_of: dict[str, float] = {}
     for h in hits:
