@@ -41,6 +41,13 @@ PRESETS: dict[str, dict[str, Any]] = {
     "dense_e5": _NAIVE,  # dense over an index built with the e5-small embedder
 }
 KNOWN_PIPELINES = tuple(PRESETS)
+# The contract's minimums, checked by the contract command for its preset (naive_baseline):
+# the baseline is measured at k = 10 on a set with enough questions of both kinds to say
+# something. `ragassay run`, the sweep and the other presets are free (any k, any set).
+CONTRACT_PRESET = "naive_baseline"
+CONTRACT_TOP_K = 10
+CONTRACT_MIN_ANSWERABLE = 10
+CONTRACT_MIN_UNANSWERABLE = 3
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -288,6 +295,34 @@ def check_contract(cfg: EvalConfig, path: Path, lines: dict[str, int] | None = N
                 raise _error(path, lines, f"metrics.{group}.{i}", f"{measure} is an "
                              f"{measure.group} metric; list it under metrics.{measure.group}")
             names[i] = str(measure)
+
+
+def check_contract_top_k(cfg: EvalConfig, *, k_option: bool = False) -> None:
+    """The contract command measures its preset at ``top_k`` 10 (at least): an error naming
+    the config's ``pipeline.top_k`` (or ``--k``) otherwise. Other presets are free."""
+    if cfg.pipeline.name != CONTRACT_PRESET or cfg.pipeline.top_k >= CONTRACT_TOP_K:
+        return
+    message = (f"the contract measures {CONTRACT_PRESET} at top_k {CONTRACT_TOP_K} (got "
+               f"{cfg.pipeline.top_k}); use `ragassay run` for another k")
+    if k_option:
+        raise InputError("--k", message)
+    raise locate(InputError(cfg.path or "config", message, field="pipeline.top_k"))
+
+
+def check_contract_questions(cfg: EvalConfig, questions: list[Any]) -> None:
+    """The contract command's set has at least 10 answerable and 3 unanswerable questions:
+    an error naming the questions file and the count otherwise. Other presets are free."""
+    if cfg.pipeline.name != CONTRACT_PRESET:
+        return
+    answerable = sum(1 for q in questions if q.answerable)
+    for what, have, need in (("answerable", answerable, CONTRACT_MIN_ANSWERABLE),
+                             ("unanswerable", len(questions) - answerable,
+                              CONTRACT_MIN_UNANSWERABLE)):
+        if have < need:
+            raise InputError(cfg.questions_path or "questions", f"the contract needs at least "
+                             f"{need} {what} questions, the file has {have}; add questions, "
+                             "or use `ragassay run` (free of the contract's minimums)",
+                             field="answerable")
 
 
 def _yaml_value(value: Any) -> str:

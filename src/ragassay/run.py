@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .aggregate import latency_summary, summarize
-from .config import EvalConfig, check_endpoints
+from .config import EvalConfig, check_contract_questions, check_endpoints
 from .core import cap_k, judge, load_inputs, predict, score
 from .errors import InputError
 from .ingest import file_sha256
@@ -31,9 +31,11 @@ def default_run_id(mode: str) -> str:
 
 
 def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = False,
-                   output_root: Path | None = None, progress: bool = False) -> RunResult:
+                   output_root: Path | None = None, progress: bool = False,
+                   contract: bool = False) -> RunResult:
     """Evaluate the configured system and write `<output_root>/<run_id>/` (the result's
-    ``folder``)."""
+    ``folder``). ``contract``: check the contract's minimums first (the contract command;
+    :func:`ragassay.config.check_contract_questions`)."""
     t_start = time.perf_counter()
     mode = "predictions" if cfg.predictions_path else cfg.pipeline.name
     root = Path(output_root or cfg.output_root)
@@ -52,6 +54,8 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
                          "to replace it")
     check_endpoints(cfg)  # a missing key or a server that is not there: before any work
     inputs = load_inputs(cfg)
+    if contract:
+        check_contract_questions(cfg, inputs.questions)
     k, note = cap_k(cfg, inputs, cfg.pipeline.top_k)
     t0 = time.perf_counter()
     predicted = predict(cfg, inputs, k=k, progress=progress)

@@ -76,8 +76,9 @@ app.add_typer(import_app, name="import")
 
 
 def run_eval_main(argv: list[str] | None = None) -> None:
-    """The contract command: `python -m eval.naive_rag.run_eval --config ... [--run-id ID]`."""
-    args = list(argv if argv is not None else sys.argv[1:])
+    """The contract command: `python -m eval.naive_rag.run_eval --config ... [--run-id ID]`:
+    `ragassay run --contract` (the contract's minimums checked)."""
+    args = ["--contract", *(argv if argv is not None else sys.argv[1:])]
     if "--debug" in args:
         args.remove("--debug")
         _debug_option(True)

@@ -88,18 +88,29 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
         apply_gate: Annotated[bool, typer.Option(
             "--gate", help="Then apply the config's gate: exit 1 when it fails.")] = False,
         output_format: FormatOpt = Format.text, progress: ProgressOpt = None,
+        contract: Annotated[bool, typer.Option(
+            "--contract", help="Check the contract's minimums for naive_baseline (top_k 10, "
+                               "10 answerable and 3 unanswerable questions), as the contract "
+                               "command does.")] = False,
         ) -> None:
     """Evaluate the configured pipeline (or a predictions file) and write the run folder.
 
     With --format json, stdout is metrics.json plus `run_dir` (and `gate` with --gate)."""
+    from ..config import check_contract_top_k
     from ..report.summary import print_summary
     from ..run import run_evaluation
 
     as_json = output_format is Format.json
     _quiet_pypdf()
-    result = _with_progress(progress, lambda: run_evaluation(
-        _load(config, predictions, chunks, k, lenient), run_id=run_id, force=force,
-        output_root=output_root))
+
+    def go() -> Any:
+        cfg = _load(config, predictions, chunks, k, lenient)
+        if contract:
+            check_contract_top_k(cfg, k_option=k is not None)
+        return run_evaluation(cfg, run_id=run_id, force=force, output_root=output_root,
+                              contract=contract)
+
+    result = _with_progress(progress, go)
     if not quiet and not as_json:
         print_summary(result, cli.out)
     (cli.err if as_json else cli.out).print(escape(result.totals.line()), soft_wrap=True)

@@ -31,6 +31,8 @@ from ..text import split_sentences
 # The chunking `ragassay index` uses by default: labels are placed on its chunk ids.
 DEFAULT_CHUNK_SIZE = 400
 DEFAULT_OVERLAP = 80
+# The retrieval metrics of an imported set's configs (unless its source names others).
+RETRIEVAL_METRICS = ("recall_at_5", "recall_at_10", "mrr_at_5", "ndcg_at_5", "hit_at_5", "map")
 
 
 @dataclass
@@ -187,6 +189,7 @@ def _config_text(imported: ImportedSet, preset: str, command: str) -> str:
         "output_root": "runs", "seed": 0, "pipeline": pipeline,
         "index": {"chunk_size": imported.chunking[0], "overlap": imported.chunking[1],
                   "embedder": "hashing"},
+        "metrics": {"retrieval": list(RETRIEVAL_METRICS)},
         **{k: v for k, v in imported.config.items() if k != "pipeline"},
     }
     size, overlap = imported.chunking
