@@ -4,7 +4,11 @@ run end to end; bad layouts named by file and JSON path; --skip-bad; atomic outp
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -392,3 +396,70 @@ def test_bidmate_index_of_another_schema_is_named(tmp_path: Path) -> None:
                  tmp_path / "o")
     assert res.exit_code == 2
     assert "index.json: field 'schema_version': expected schema_version 2" in res.output
+
+
+# --- the contract's minimums ------------------------------------------------------------------
+
+
+def contract_set(tmp: Path, *, answerable: int, unanswerable: int, top_k: int = 10,
+                 preset: str = "naive_baseline") -> Path:
+    """A SQuAD file with that many questions, imported; returns its config."""
+    qas = [{"id": f"a{i}", "question": f"When was the mill built ({i})?",
+            "answers": [{"text": "1742", "answer_start": P1.index("1742")}]}
+           for i in range(answerable)]
+    qas += [{"id": f"u{i}", "question": f"Who owned the mill ({i})?", "answers": [],
+             "is_impossible": True} for i in range(unanswerable)]
+    src = tmp / "c.json"
+    src.write_text(json.dumps({"version": "v2.0", "data": [{"title": "Mill", "paragraphs": [
+        {"context": P1, "qas": qas}]}]}), encoding="utf-8")
+    out = tmp / "set"
+    assert invoke("import", "squad", src, "--out", out).exit_code == 0
+    assert invoke("index", "--source", out / "documents", "--out", out / "index",
+                  "-q").exit_code == 0
+    config = out / ("config.yaml" if preset == "naive_baseline" else f"config.{preset}.yaml")
+    text = config.read_text(encoding="utf-8").replace("top_k: 10", f"top_k: {top_k}")
+    config.write_text(text, encoding="utf-8")
+    return config
+
+
+def contract(config: Path, *args: str) -> SimpleNamespace:
+    """The contract command, as a user runs it."""
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-m", "eval.naive_rag.run_eval", "--config",
+                           str(config), *args], cwd=root, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "COLUMNS": "200", "PYTHONPATH":
+                                            os.pathsep.join([str(root / "src"), str(root)])})
+    return SimpleNamespace(exit_code=proc.returncode, output=proc.stdout + proc.stderr)
+
+
+@pytest.mark.parametrize(("answerable", "unanswerable", "message"), [
+    (9, 3, "the contract needs at least 10 answerable questions, the file has 9"),
+    (10, 2, "the contract needs at least 3 unanswerable questions, the file has 2"),
+])
+def test_the_contract_command_checks_its_question_minimums(
+        tmp_path: Path, answerable: int, unanswerable: int, message: str) -> None:
+    config = contract_set(tmp_path, answerable=answerable, unanswerable=unanswerable)
+    res = contract(config, "--run-id", "c")
+    assert res.exit_code == 2, res.output
+    assert f"questions.jsonl: field 'answerable': {message}" in " ".join(res.output.split())
+    assert not (config.parent / "runs/c").exists()
+    # `ragassay run` is free of the minimums; `--contract` asks for them.
+    assert invoke("run", "-c", config, "--run-id", "free", "-q").exit_code == 0
+    assert invoke("run", "-c", config, "--run-id", "c", "-q", "--contract").exit_code == 2
+
+
+def test_the_contract_command_checks_top_k(tmp_path: Path) -> None:
+    config = contract_set(tmp_path, answerable=10, unanswerable=3, top_k=5)
+    res = contract(config, "--run-id", "c")
+    assert res.exit_code == 2
+    line = " ".join(res.output.split())
+    assert "config.yaml:" in line and "field 'pipeline.top_k': the contract measures " \
+        "naive_baseline at top_k 10 (got 5)" in line
+    res = contract(config.parent / "config.yaml", "--run-id", "c", "--k", "10")
+    assert res.exit_code == 0, res.output  # 10 answerable, 3 unanswerable, k 10: the contract
+
+
+def test_other_presets_are_free_under_the_contract_command(tmp_path: Path) -> None:
+    config = contract_set(tmp_path, answerable=2, unanswerable=0, top_k=3, preset="bm25")
+    res = contract(config, "--run-id", "c", "-q")
+    assert res.exit_code == 0, res.output
