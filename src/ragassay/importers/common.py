@@ -136,11 +136,14 @@ def claim_span(text: str, start: int, end: int) -> tuple[int, int]:
 
 def placed_chunk(doc_id: str, text: str, start: int, end: int, *,
                  chunk_size: int = DEFAULT_CHUNK_SIZE, overlap: int = DEFAULT_OVERLAP) -> str:
-    """The id of the chunk of the default chunking that holds ``text[start:end]``; when no
-    single chunk holds it (cut by a boundary), the chunk it starts in (the run reports it as
-    ``split``)."""
+    """The id of the first chunk of that chunking that holds ``text[start:end]``; when no
+    single chunk holds it (cut by a boundary), the first of the first two adjacent chunks
+    that do together (the run reports the label as ``split``), else the chunk it starts in."""
     spans = windows(len(text), chunk_size, overlap)
     for seq, (a, b) in enumerate(spans, start=1):
+        if a <= start and end <= b:
+            return chunk_id(doc_id, seq)
+    for seq, ((a, _), (_, b)) in enumerate(zip(spans, spans[1:], strict=False), start=1):
         if a <= start and end <= b:
             return chunk_id(doc_id, seq)
     for seq, (a, b) in enumerate(spans, start=1):
