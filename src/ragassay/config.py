@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,6 +23,7 @@ from .errors import InputError
 from .jsonio import parse_record, read_yaml
 from .metrics.measures import ANSWER_MEASURES, parse_measure
 from .metrics.retrieval import rag_measure
+from .schema import Question
 
 # Each preset fixes its pipeline keys: any other value would be a different pipeline. The
 # naive baseline is the contract's; the others change the retriever only, so that the same
@@ -309,7 +311,7 @@ def check_contract_top_k(cfg: EvalConfig, *, k_option: bool = False) -> None:
     raise locate(InputError(cfg.path or "config", message, field="pipeline.top_k"))
 
 
-def check_contract_questions(cfg: EvalConfig, questions: list[Any]) -> None:
+def check_contract_questions(cfg: EvalConfig, questions: Sequence[Question]) -> None:
     """The contract command's set has at least 10 answerable and 3 unanswerable questions:
     an error naming the questions file and the count otherwise. Other presets are free."""
     if cfg.pipeline.name != CONTRACT_PRESET:

@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..jsonio import iter_jsonl, json_text, jsonl_text, read_json, read_yaml
+from ..ingest.loaders import slugify
+from ..jsonio import iter_jsonl, json_text, jsonl_text, parse_record, read_json, read_yaml
 from ..schema import GoldEvidence, GoldRecord, Question
 from .common import ImportedSet, make_question, need
 
@@ -53,7 +54,7 @@ def _entry(key: str, status: str, to: str = "", note: str = "") -> dict[str, str
     return {"key": key, "status": status, "to": to, "note": note}
 
 
-def map_config(data: dict[str, Any], path: Path) -> tuple[dict[str, Any], list[dict[str, str]]]:
+def map_config(data: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, str]]]:
     """The ragassay config keys of the project's config, and one entry per source key:
     ``mapped`` (to a ragassay key), ``dropped`` (descriptive, or what ragassay does anyway)
     or ``unmapped`` (no counterpart; the reason given)."""
@@ -127,6 +128,7 @@ def map_config(data: dict[str, Any], path: Path) -> tuple[dict[str, Any], list[d
 def _questions(path: Path, out: ImportedSet) -> None:
     known = set(Question.model_fields)
     defaulted = 0
+    seen: dict[str, int] = {}
     for line, row in iter_jsonl(path):
         need(row, dict, path, "", what="a JSON object", line=line)
         data = {k: v for k, v in row.items() if k in known}
@@ -139,9 +141,11 @@ def _questions(path: Path, out: ImportedSet) -> None:
         if extra:
             data["metadata"] = {**extra, **(data.get("metadata") or {})}
         question = make_question(data, path, "", line)
-        if any(q.question_id == question.question_id for q in out.questions):
-            raise InputError(path, f"duplicate question_id {question.question_id!r}",
-                             line=line, field="question_id")
+        if question.question_id in seen:
+            raise InputError(path, f"duplicate question_id {question.question_id!r} (first on "
+                             f"line {seen[question.question_id]})", line=line,
+                             field="question_id")
+        seen[question.question_id] = line
         out.questions.append(question)
     if defaulted:
         out.notes.append(f"{path.name}: {defaulted} questions without `answerable` imported "
@@ -149,8 +153,6 @@ def _questions(path: Path, out: ImportedSet) -> None:
 
 
 def _label(item: Any, path: Path, line: int, where: str) -> GoldEvidence:
-    from ..jsonio import parse_record
-
     need(item, dict, path, where, what="a gold label object", line=line)
     known = set(GoldEvidence.model_fields)
     data = {k: v for k, v in item.items() if k in known and k != "question_id"}
@@ -239,8 +241,6 @@ def _rebuild_documents(meta: dict[str, Any], out: ImportedSet) -> None:
             section["page"] = span[0]
         doc["sections"].append(section)
     for doc_id, doc in docs.items():
-        from ..ingest.loaders import slugify
-
         out.files[f"{slugify(doc_id)}.json"] = json_text(doc).encode("utf-8")
     out.notes.append(f"documents rebuilt from the index ({len(docs)}): no source documents "
                      "found")
@@ -251,11 +251,11 @@ def read_bidmate(src: str | Path, *, config: str | Path | None = None) -> Import
     root = Path(src)
     if not root.is_dir():
         raise InputError(root, "is not a folder; give the project's root folder")
-    cfg_path = root / (config or DEFAULT_CONFIG) if not Path(config or "").is_absolute() \
-        else Path(str(config))
+    given = Path(config or DEFAULT_CONFIG)
+    cfg_path = given if given.is_absolute() else root / given
     data = read_yaml(cfg_path)
     out = ImportedSet(source=str(root), format="bidmate")
-    out.config, out.mapping = map_config(data, cfg_path)
+    out.config, out.mapping = map_config(data)
     for key in ("questions_path", "gold_evidence_path"):
         if not isinstance(data.get(key), str):
             raise InputError(cfg_path, "expected a path", field=key)
