@@ -463,3 +463,22 @@ def test_other_presets_are_free_under_the_contract_command(tmp_path: Path) -> No
     config = contract_set(tmp_path, answerable=2, unanswerable=0, top_k=3, preset="bm25")
     res = contract(config, "--run-id", "c", "-q")
     assert res.exit_code == 0, res.output
+
+
+def test_bidmate_predictions_score_against_its_own_chunks(tmp_path: Path) -> None:
+    """The project's index read as chunks: its own system's predictions, citing its chunk
+    ids, are scored with its labels as they stand (no re-anchoring needed)."""
+    out = tmp_path / "set"
+    assert invoke("import", "bidmate", bidmate_project(tmp_path), "--out", out).exit_code == 0
+    preds = write_jsonl(tmp_path / "preds.jsonl", [
+        {"question_id": "q1", "retrieved": [{"chunk_id": "rfp-a::chunk-002", "score": 0.9}],
+         "answer": {"text": "1년 이상 보관한다 [rfp-a::chunk-002]", "status": "supported"}},
+        {"question_id": "q2", "retrieved": [{"chunk_id": "rfp-a::chunk-001", "score": 0.5}],
+         "answer": {"text": "알 수 없습니다", "status": "insufficient"}},
+        {"question_id": "q3", "retrieved": [], "answer": {"text": "", "status": "abstained"}}])
+    res = invoke("run", "-c", out / "config.yaml", "--chunks", out / "chunks.jsonl",
+                 "--predictions", preds, "--run-id", "p", "-q")
+    assert res.exit_code == 0, res.output
+    metrics = read_json(out / "runs/p/metrics.json")
+    assert metrics["gold"]["reanchored"] == []
+    assert metrics["retrieval"]["recall_at_5"]["mean"] == 0.5  # q1 found, q2 not

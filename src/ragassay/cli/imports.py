@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 
 from .. import cli
-from .common import ForceOpt, _Group, _guard
+from .common import ForceOpt, _Command, _Group, _guard
 from .output import _table
 
 app = typer.Typer(help="Import a public QA or retrieval set as documents, questions, gold "
@@ -65,7 +65,7 @@ def _import(read: Callable[[], Any], out: Path, force: bool) -> None:
                   f"{escape(str(out))}/config.yaml")
 
 
-@app.command()
+@app.command(cls=_Command)
 def squad(file: Annotated[Path, typer.Argument(help="A SQuAD v1/v2 or KorQuAD v1 JSON file.")],
           out: OutOpt,
           skip_bad: Annotated[bool, typer.Option(
@@ -81,7 +81,7 @@ def squad(file: Annotated[Path, typer.Argument(help="A SQuAD v1/v2 or KorQuAD v1
                                     chunking=_chunking(chunk_size, overlap)), out, force)
 
 
-@app.command()
+@app.command(cls=_Command)
 def beir(folder: Annotated[Path, typer.Argument(
              help="A BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv.")],
          out: OutOpt,
@@ -96,7 +96,7 @@ def beir(folder: Annotated[Path, typer.Argument(
                                    chunking=_chunking(chunk_size, overlap)), out, force)
 
 
-@app.command()
+@app.command(cls=_Command)
 def trec(qrels: Annotated[Path, typer.Option(help="TREC qrels: qid iteration docid grade.")],
          topics: Annotated[Path, typer.Option(help="TREC <top> topics, or qid<TAB>query.")],
          corpus: Annotated[Path, typer.Option(help="Corpus JSONL {_id|doc_id|docno, title?, "
@@ -112,7 +112,7 @@ def trec(qrels: Annotated[Path, typer.Option(help="TREC qrels: qid iteration doc
                                    chunking=_chunking(chunk_size, overlap)), out, force)
 
 
-@app.command()
+@app.command(cls=_Command)
 def bidmate(src: Annotated[Path, typer.Argument(help="The project's root folder.")],
             out: OutOpt,
             config: Annotated[Path | None, typer.Option(
