@@ -24,7 +24,7 @@ from ..atomic import FolderWriter, write_folder
 from ..errors import InputError
 from ..ingest.chunking import chunk_id, windows
 from ..ingest.document import normalize
-from ..jsonio import json_text, jsonl_text
+from ..jsonio import json_text, jsonl_text, parse_record
 from ..schema import GoldEvidence, GoldRecord, Question
 from ..text import split_sentences
 
@@ -115,8 +115,6 @@ def make_question(data: dict[str, Any], path: str | Path, where: str,
                   line: int | None = None) -> Question:
     """A :class:`Question` from importer-built fields; a value the schema refuses (an empty
     question) is reported at the source's JSON path."""
-    from ..jsonio import parse_record
-
     return parse_record(Question, {k: v for k, v in data.items() if v is not None}, path, line,
                         prefix=where)
 
