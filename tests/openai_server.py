@@ -176,6 +176,7 @@ class Scripted:
     delay_s: float = 0.0              # wait this long before answering (to cause timeouts)
     malformed: str | None = None      # "not_json" | "no_choices" | "no_content"
     no_usage: bool = False            # answer normally but leave out ``usage``
+    reply: str | None = None          # answer with this text (a recorded real reply)
 
 
 @dataclass
@@ -308,7 +309,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(messages, list):
             self._send(400, {"error": {"message": "messages must be a list"}})
             return
-        text = fake_reply(messages, self.server.control.cite)
+        text = (script.reply if script.reply is not None
+                else fake_reply(messages, self.server.control.cite))
         message: dict[str, Any] = {"role": "assistant", "content": text}
         if script.malformed == "no_content":
             message = {"role": "assistant"}

@@ -6,6 +6,8 @@ decline phrase of the system message when no source shares a word."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +17,12 @@ from openai_server import FakeOpenAIServer
 from ragassay.answer.extractive import Answerer
 from ragassay.answer.llm import LLMAnswerer, parse_reply, system_message
 from ragassay.answer.prompt import TOKENIZER, build_prompt, count_tokens
-from ragassay.endpoint import EndpointConfig, EndpointError, OpenAICompatClient
-from ragassay.metrics.answer import DEFAULT_DECLINE_PHRASES
-from ragassay.schema import Answer, Chunk, Citation
+from ragassay.endpoint import EndpointConfig, EndpointError, OpenAICompatClient, canonical_json
+from ragassay.index.format import load_index
+from ragassay.metrics.answer import DEFAULT_DECLINE_PHRASES, score_answer
+from ragassay.schema import Answer, Chunk, Citation, Question
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def chunk(cid: str, text: str, pages: tuple[int, int] | None = None) -> Chunk:
@@ -299,3 +304,54 @@ def test_run_deadline_past_answers_nothing(fake_server: FakeOpenAIServer,
     out = a.answer_many(QUESTIONS)
     assert all(isinstance(r, EndpointError) and "run timeout" in str(r) for r in out)
     assert fake_server.control.post_count == 0
+
+
+# --- replies of a real model (recorded, see the fixture's how_recorded) ----------------------
+
+RECORDED = json.loads((ROOT / "tests/fixtures/llm_replies_smollm2.json").read_text("utf-8"))
+# By hand, from reading each reply: SmolLM2-135M cites almost nothing. Once it went on
+# writing the prompt's pattern and made up a 4th source header, "[4] stadtwerke-…::chunk-002",
+# after 3 sources: a citation of a source it never saw, not a guess at one of the three.
+EXPECTED_CITATIONS = {("q13", 3): [Citation(chunk_id="4", raw="4")]}
+
+
+def recorded() -> list[tuple[dict[str, Any], list[Chunk]]]:
+    index = load_index(ROOT / "data/index")
+    return [(r, [index.chunk(c) for c in r["context_chunk_ids"]]) for r in RECORDED["replies"]]
+
+
+def test_the_recorded_replies_answer_this_prompt() -> None:
+    # A changed prompt makes the recordings stale: record them again (see how_recorded).
+    a = LLMAnswerer(OpenAICompatClient(EndpointConfig(base_url="http://127.0.0.1:9/v1",
+                                                      model="local")))
+    for r, context in recorded():
+        sent = canonical_json(a.messages(r["question"], context))
+        assert hashlib.sha256(sent.encode()).hexdigest() == r["messages_sha256"], \
+            r["question_id"]
+
+
+def test_recorded_replies_parse_as_read_by_hand() -> None:
+    for r, context in recorded():
+        answer = parse_reply(r["reply"], context, PHRASES)
+        assert answer.text == r["reply"].strip()
+        assert answer.status == "supported", r["question_id"]  # none declined, none bare
+        assert answer.citations == EXPECTED_CITATIONS.get((r["question_id"], r["top_k"]), [])
+
+
+def test_a_made_up_source_number_fails_grounding() -> None:
+    (r, context), = [(r, c) for r, c in recorded() if r["question_id"] == "q13"]
+    index = load_index(ROOT / "data/index")
+    scores = score_answer(
+        Question(question_id="q13", question=r["question"], answerable=True),
+        parse_reply(r["reply"], context, PHRASES), context_ids=r["context_chunk_ids"],
+        gold_ids=[], chunk_texts={c.chunk_id: c.text for c in index.chunks})
+    assert (scores.groundedness, scores.groundedness_reason) == (0, "source not in context: 4")
+    assert scores.unknown_citations == ["4"]
+
+
+def test_recorded_replies_over_http_give_the_same_answers(fake_server: FakeOpenAIServer
+                                                          ) -> None:
+    a = answerer(fake_server, model="local", concurrency=1)
+    for r, context in recorded():
+        fake_server.control.fail_next(1, reply=r["reply"])
+        assert a.answer(r["question"], context) == parse_reply(r["reply"], context, PHRASES)
