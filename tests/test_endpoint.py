@@ -431,6 +431,18 @@ def test_defaults_fit_a_cpu_server() -> None:
     assert (cfg.timeout_s, cfg.concurrency) == (300.0, None)
 
 
+def test_the_judge_block_has_the_answerers_defaults(tmp_path: Path) -> None:
+    from ragassay.config import EvalConfig
+
+    cfg = EvalConfig.model_validate({
+        "answerer": {"kind": "llm", "base_url": "http://127.0.0.1:1/v1", "model": "local"},
+        "judge": {"base_url": "http://127.0.0.1:1/v1", "model": "local"}})
+    assert cfg.judge is not None
+    answerer = cfg.answerer.endpoint()
+    assert (cfg.judge.timeout_s, cfg.judge.concurrency, cfg.judge.max_retries) == \
+        (answerer.timeout_s, answerer.concurrency, answerer.max_retries) == (300.0, None, 3)
+
+
 def test_map_bounded_refuses_zero_concurrency() -> None:
     with pytest.raises(ValueError, match="concurrency"):
         map_bounded(lambda x: x, [1], concurrency=0)
