@@ -74,7 +74,15 @@ def test_citations_once_per_chunk_with_the_first_raw_and_page() -> None:
     assert citations_of(markers, CONTEXT) == [
         Citation(chunk_id="faq::chunk-002", raw="2"),
         Citation(chunk_id="rfp::chunk-001", page=2, raw="1"),
-        Citation(chunk_id="9", raw="9")]
+        Citation(chunk_id="[9]", raw="9")]
+
+
+def test_an_unmapped_marker_is_never_taken_for_a_chunk() -> None:
+    # "[2]" could be source 2 ("7") or the chunk whose id is "2": its citation is "[2]",
+    # not the context chunk "2"
+    ctx = [chunk("2"), chunk("7")]
+    assert citations_of(reply_markers("A [2].", ctx), ctx) == [Citation(chunk_id="[2]",
+                                                                        raw="2")]
 
 
 def test_a_citation_without_raw_dumps_as_before() -> None:

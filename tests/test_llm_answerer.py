@@ -138,12 +138,12 @@ def test_parse_comma_separated_markers_in_order_of_first_appearance() -> None:
 
 
 def test_a_citation_that_names_no_source_stays_a_citation_of_an_unseen_source() -> None:
-    # source 3 of 2, an id outside the context: written as they are, so that the metrics
-    # fail them as "source not in context", never dropped
+    # source 3 of 2, an id outside the context: kept as written, in brackets, so that the
+    # metrics fail them as "source not in context", never dropped
     a = parse_reply("Fee 4.90 [3], see [other::chunk-009] [chunk-007].", CONTEXT, PHRASES)
-    assert a.citations == [Citation(chunk_id="3", raw="3"),
-                           Citation(chunk_id="other::chunk-009", raw="other::chunk-009"),
-                           Citation(chunk_id="chunk-007", raw="chunk-007")]
+    assert a.citations == [Citation(chunk_id="[3]", raw="3"),
+                           Citation(chunk_id="[other::chunk-009]", raw="other::chunk-009"),
+                           Citation(chunk_id="[chunk-007]", raw="chunk-007")]
     assert a.status == "supported"
 
 
@@ -312,7 +312,7 @@ RECORDED = json.loads((ROOT / "tests/fixtures/llm_replies_smollm2.json").read_te
 # By hand, from reading each reply: SmolLM2-135M cites almost nothing. Once it went on
 # writing the prompt's pattern and made up a 4th source header, "[4] stadtwerke-…::chunk-002",
 # after 3 sources: a citation of a source it never saw, not a guess at one of the three.
-EXPECTED_CITATIONS = {("q13", 3): [Citation(chunk_id="4", raw="4")]}
+EXPECTED_CITATIONS = {("q13", 3): [Citation(chunk_id="[4]", raw="4")]}
 
 
 def recorded() -> list[tuple[dict[str, Any], list[Chunk]]]:
@@ -345,8 +345,9 @@ def test_a_made_up_source_number_fails_grounding() -> None:
         Question(question_id="q13", question=r["question"], answerable=True),
         parse_reply(r["reply"], context, PHRASES), context_ids=r["context_chunk_ids"],
         gold_ids=[], chunk_texts={c.chunk_id: c.text for c in index.chunks})
-    assert (scores.groundedness, scores.groundedness_reason) == (0, "source not in context: 4")
-    assert scores.unknown_citations == ["4"]
+    assert (scores.groundedness, scores.groundedness_reason) == (0, "source not in "
+                                                                 "context: [4]")
+    assert scores.unknown_citations == ["[4]"]
 
 
 def test_recorded_replies_over_http_give_the_same_answers(fake_server: FakeOpenAIServer

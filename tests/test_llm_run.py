@@ -93,7 +93,8 @@ def test_numbered_and_short_citations_score_like_full_ids(tmp_path: Path,
         raws = [c["raw"] for c in short["answer"]["citations"]]
         if any(locals_.count(r) > 1 for r in raws):
             ambiguous += 1
-            assert short["scores"]["groundedness_reason"] == f"source not in context: {raws[0]}"
+            assert short["scores"]["groundedness_reason"] == \
+                f"source not in context: [{raws[0]}]"
         else:
             assert (short["scores"], short["checks"]) == (full["scores"], full["checks"])
     assert 0 < ambiguous < len(cited)  # the fixture has both cases

@@ -16,9 +16,10 @@ When the interpretations name two different chunks (``[chunk-001]`` with
 ``a::chunk-001`` and ``b::chunk-001`` both in the context, or ``[2]`` when a chunk's id is
 ``2`` and it is not source 2), the marker is ambiguous and nothing is guessed. A marker
 that maps to nothing is still a citation when it is shaped like one (a source number, an
-id with ``::`` or a ``chunk-NNN``): it stays a citation of a source the model never saw,
-which the metrics fail (``source not in context``). Any other bracket (``[sic]``,
-``[Note]``) is text.
+id with ``::`` or a ``chunk-NNN``): it stays a citation, under the marker as written in
+its brackets (``[4]``, ``[chunk-001]``) — an id no chunk has, so that the metrics fail it
+as a source the model never saw (``source not in context: [4]``) and never take it for a
+chunk. Any other bracket (``[sic]``, ``[Note]``) is text.
 """
 
 from __future__ import annotations
@@ -99,12 +100,13 @@ def reply_markers(text: str, context: Sequence[Chunk]) -> list[Mapped]:
 def citations_of(markers: Sequence[Mapped], context: Sequence[Chunk]) -> list[Citation]:
     """The citations of a reply, in order of first appearance: one per cited chunk, with
     the chunk's first page when known and ``raw`` = the first marker that named it, and
-    one per distinct unmapped marker, whose ``chunk_id`` is the marker as written (an id
-    no context chunk has: the metrics count it as a source the answerer never saw)."""
+    one per distinct unmapped marker, whose ``chunk_id`` is the marker as written in its
+    brackets (``[4]``: no chunk's id, so the metrics count a source the answerer never
+    saw, even when the marker's text is the id of a context chunk it cannot be told from)."""
     pages = {c.chunk_id: c.page_span[0] if c.page_span else None for c in context}
     seen: dict[str, Citation] = {}
     for m in markers:
-        cid = m.chunk_id if m.chunk_id is not None else m.raw
+        cid = m.chunk_id if m.chunk_id is not None else f"[{m.raw}]"
         if cid not in seen:
             seen[cid] = Citation(chunk_id=cid, page=pages.get(cid), raw=m.raw)
     return list(seen.values())
