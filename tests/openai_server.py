@@ -5,7 +5,10 @@ It binds to 127.0.0.1 on a free port and serves, from a daemon thread:
 - ``POST /v1/chat/completions`` — the fake model (see :func:`fake_reply`), with ``usage``;
 - ``POST /v1/embeddings`` — character-trigram count vectors hashed into 64 dimensions
   (deliberately *not* normalised, so that clients' normalisation can be tested);
-- ``GET /v1/models``.
+- ``GET /v1/models`` — one model, ``ServerControl.model_id`` with ``model_meta`` (change
+  them to swap the model behind the same address), and a ``created`` time that changes;
+- ``GET /props`` — llama.cpp's, ``{"total_slots": n}`` when ``ServerControl.total_slots``
+  is set, else 404 (like vLLM or Ollama).
 
 :class:`ServerControl` scripts the next requests (an HTTP status with ``Retry-After``, a
 delay, a malformed body, a reply without ``usage``) and records every request, so tests
@@ -31,7 +34,7 @@ DEFAULT_DECLINE = "I don't know."
 
 _WORD = re.compile(r"\w+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_SOURCE_HEADER = re.compile(r"^\[([^\[\]\n]+)\](?: \(page \d+\))?$")
+_SOURCE_HEADER = re.compile(r"^\[(\d+)\] (\S+)(?: \(page \d+\))?$")
 _DECLINE_LINE = re.compile(r"reply exactly:\s*(.+?)\s*$", re.MULTILINE)
 _SENTENCE_END = re.compile(r"(?<=[.!?。])\s+")
 # Words too common to count as "shared" between a question and a source.
@@ -49,13 +52,13 @@ def _words(text: str) -> list[str]:
     return [w for w in _WORD.findall(text.casefold()) if w not in _STOP]
 
 
-def parse_sources(prompt: str) -> tuple[list[tuple[str, str]], str]:
-    """``([(chunk_id, text), ...], question)`` from a prompt in ``build_prompt`` format:
-    a ``[chunk_id]`` (optionally `` (page N)``) header line, the text up to a blank line,
-    and a final ``Question: ...`` line."""
-    sources: list[tuple[str, str]] = []
+def parse_sources(prompt: str) -> tuple[list[tuple[str, str, str]], str]:
+    """``([(number, chunk_id, text), ...], question)`` from a prompt in ``build_prompt``
+    format: a ``[n] chunk_id`` (optionally `` (page N)``) header line, the text up to a
+    blank line, and a ``Question: ...`` line."""
+    sources: list[tuple[str, str, str]] = []
     question = ""
-    current: str | None = None
+    current: tuple[str, str] | None = None
     lines: list[str] = []
     for line in prompt.splitlines():
         header = _SOURCE_HEADER.match(line.strip())
@@ -63,34 +66,37 @@ def parse_sources(prompt: str) -> tuple[list[tuple[str, str]], str]:
             question = line[len("Question:"):].strip()
         elif header:
             if current is not None:
-                sources.append((current, "\n".join(lines).strip()))
-            current, lines = header.group(1), []
+                sources.append((*current, "\n".join(lines).strip()))
+            current, lines = (header.group(1), header.group(2)), []
         elif current is not None:
             if line.strip():
                 lines.append(line)
             else:
-                sources.append((current, "\n".join(lines).strip()))
+                sources.append((*current, "\n".join(lines).strip()))
                 current, lines = None, []
     if current is not None:
-        sources.append((current, "\n".join(lines).strip()))
+        sources.append((*current, "\n".join(lines).strip()))
     return sources, question
 
 
-def answer_reply(messages: list[dict[str, Any]]) -> str:
-    """The first sentence of the source sharing the most words with the question, then
-    `` [chunk_id]`` (ties → the earlier source); the decline phrase when none shares one."""
+def answer_reply(messages: list[dict[str, Any]], cite: str = "number") -> str:
+    """The first sentence of the source sharing the most words with the question, then a
+    citation of it (ties → the earlier source): `` [n]`` (its number; ``cite="number"``,
+    as real models do), `` [doc::chunk-001]`` (``"id"``) or `` [chunk-001]``
+    (``"short"``); the decline phrase when no source shares a word."""
     prompt = _last_user(messages)
     sources, question = parse_sources(prompt)
     q_words = set(_words(question))
-    best: tuple[int, str, str] | None = None
-    for chunk_id, text in sources:
+    best: tuple[int, str, str, str] | None = None
+    for number, chunk_id, text in sources:
         shared = len(q_words & set(_words(text)))
         if shared and (best is None or shared > best[0]):
-            best = (shared, chunk_id, text)
+            best = (shared, number, chunk_id, text)
     if best is None:
         return _decline_phrase(messages)
-    first = _SENTENCE_END.split(best[2].strip(), maxsplit=1)[0]
-    return f"{first} [{best[1]}]"
+    first = _SENTENCE_END.split(best[3].strip(), maxsplit=1)[0]
+    label = {"number": best[1], "id": best[2], "short": best[2].rpartition("::")[2]}[cite]
+    return f"{first} [{label}]"
 
 
 def _claim_word_found(word: str, haystack: str) -> bool:
@@ -100,13 +106,18 @@ def _claim_word_found(word: str, haystack: str) -> bool:
 
 def judge_reply(prompt: str) -> str:
     """``yes`` when every number of the claim occurs in the sources and more than half of
-    the claim's words do (a word also matches without its last letter), else ``no``."""
+    the words of the claim and of its question (when the prompt has one) do (a word also
+    matches without its last letter), else ``no`` — so a bare ``68`` is ``no`` alone and
+    can be ``yes`` as the answer to its question."""
     claim = ""
+    question = ""
     sources: list[str] = []
     section = ""
     for line in prompt.splitlines():
         if line.startswith("Sources:"):
             section = "sources"
+        elif line.startswith("Question:"):
+            question, section = line[len("Question:"):].strip(), "question"
         elif line.startswith("Claim:"):
             claim, section = line[len("Claim:"):].strip(), "claim"
         elif section == "sources" and line.strip():
@@ -115,7 +126,7 @@ def judge_reply(prompt: str) -> str:
     source_numbers = set(_NUMBER.findall(haystack))
     if any(n not in source_numbers for n in _NUMBER.findall(claim)):
         return "no"
-    words = [w for w in _words(claim) if not w.isdigit()]
+    words = [w for w in _words(f"{claim} {question}") if not w.isdigit()]
     found = sum(_claim_word_found(w, haystack) for w in words)
     return "yes" if words and found * 2 > len(words) else "no"
 
@@ -135,10 +146,11 @@ def _decline_phrase(messages: list[dict[str, Any]]) -> str:
     return DEFAULT_DECLINE
 
 
-def fake_reply(messages: list[dict[str, Any]]) -> str:
-    """The fake model: a judge verdict for a judge prompt, else an answer."""
+def fake_reply(messages: list[dict[str, Any]], cite: str = "number") -> str:
+    """The fake model: a judge verdict for a judge prompt, else an answer citing ``cite``
+    style (see :func:`answer_reply`)."""
     prompt = _last_user(messages)
-    return judge_reply(prompt) if JUDGE_MARKER in prompt else answer_reply(messages)
+    return judge_reply(prompt) if JUDGE_MARKER in prompt else answer_reply(messages, cite)
 
 
 def fake_embedding(text: str) -> list[float]:
@@ -164,6 +176,7 @@ class Scripted:
     delay_s: float = 0.0              # wait this long before answering (to cause timeouts)
     malformed: str | None = None      # "not_json" | "no_choices" | "no_content"
     no_usage: bool = False            # answer normally but leave out ``usage``
+    reply: str | None = None          # answer with this text (a recorded real reply)
 
 
 @dataclass
@@ -182,6 +195,10 @@ class ServerControl:
     _script: deque[Scripted] = field(default_factory=deque)
     no_usage: bool = False  # leave ``usage`` out of every reply until reset
     reverse_embeddings: bool = False  # send embedding rows in reverse order (with index)
+    cite: str = "number"  # how the fake model cites: "number", "id" or "short"
+    model_id: str = MODEL  # the model GET /v1/models reports …
+    model_meta: dict[str, Any] = field(default_factory=dict)  # … and its "meta"
+    total_slots: int | None = None  # GET /props → total_slots; None: no such route (404)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def fail_next(self, n: int = 1, **what: Any) -> None:
@@ -196,11 +213,21 @@ class ServerControl:
             self.requests.clear()
             self.no_usage = False
             self.reverse_embeddings = False
+            self.cite = "number"
+            self.model_id = MODEL
+            self.model_meta = {}
+            self.total_slots = None
 
     @property
     def request_count(self) -> int:
         with self._lock:
             return len(self.requests)
+
+    @property
+    def post_count(self) -> int:
+        """Requests that ask the model (POST): not the GETs that ask about the server."""
+        with self._lock:
+            return sum(r.method == "POST" for r in self.requests)
 
     @property
     def last_body(self) -> Any:
@@ -233,8 +260,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.server.control._record(Request("GET", self.path, dict(self.headers), None))
-        if self.path.rstrip("/") == "/v1/models":
-            self._send(200, {"object": "list", "data": [{"id": MODEL, "object": "model"}]})
+        control = self.server.control
+        path = self.path.rstrip("/")
+        if path == "/v1/models":
+            entry = {"id": control.model_id, "object": "model", "created": time.time_ns(),
+                     "owned_by": "fake", "meta": control.model_meta}
+            self._send(200, {"object": "list", "data": [entry]})
+        elif path == "/props" and control.total_slots is not None:
+            self._send(200, {"total_slots": control.total_slots})
         else:
             self._send(404, {"error": {"message": f"no route {self.path}"}})
 
@@ -276,7 +309,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(messages, list):
             self._send(400, {"error": {"message": "messages must be a list"}})
             return
-        text = fake_reply(messages)
+        text = (script.reply if script.reply is not None
+                else fake_reply(messages, self.server.control.cite))
         message: dict[str, Any] = {"role": "assistant", "content": text}
         if script.malformed == "no_content":
             message = {"role": "assistant"}

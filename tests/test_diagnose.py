@@ -272,6 +272,15 @@ def test_vague_citation_for_multiple_claims() -> None:
         "sentences": 2, "cited": ["a::chunk-001", "a::chunk-002"]}
 
 
+def test_numbered_inline_markers_say_which_source_backs_which_sentence() -> None:
+    # the LLM answerer's "[1]", "[2]": read from the text, so each citation carries raw
+    answer = Answer(text="하자보수는 2년이다 [1]. 지체상금률은 0.5%이다 [2].", status="supported",
+                    citations=[Citation(chunk_id="a::chunk-001", raw="1"),
+                               Citation(chunk_id="a::chunk-002", raw="2")])
+    case = make_case(answer=answer)
+    assert "citation_failure.vague_citation_for_multiple_claims" not in diagnose(case, CFG)
+
+
 def test_overconfident_weak_evidence() -> None:
     case = make_case(hit_scores=[0.1, 0.05, 0.01])
     assert diagnose(case, CFG)["answer_failure.overconfident_weak_evidence"] == {

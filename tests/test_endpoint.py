@@ -22,9 +22,9 @@ from ragassay.endpoint import (
     map_bounded,
 )
 
-MESSAGES = [{"role": "user", "content": "[a::chunk-001]\nThe fee is 4 euros.\n\n"
+MESSAGES = [{"role": "user", "content": "[1] a::chunk-001\nThe fee is 4 euros.\n\n"
                                         "Question: What is the fee?"}]
-REPLY = "The fee is 4 euros. [a::chunk-001]"
+REPLY = "The fee is 4 euros. [1]"
 
 
 def make_client(server: FakeOpenAIServer, sleeps: list[float] | None = None,
@@ -57,7 +57,7 @@ def test_construction_makes_no_request(fake_server: FakeOpenAIServer) -> None:
 
 def test_chat_returns_text_usage_and_model(fake_server: FakeOpenAIServer) -> None:
     result = make_client(fake_server).chat(MESSAGES)
-    assert result == ChatResult(text=REPLY, usage={"prompt_tokens": 11, "completion_tokens": 6},
+    assert result == ChatResult(text=REPLY, usage={"prompt_tokens": 12, "completion_tokens": 6},
                                 cached=False, raw_model="fake-model")
     # what was sent: the config's model, temperature and max_tokens with the messages
     assert fake_server.control.last_body == {"model": "fake-model", "messages": MESSAGES,
@@ -98,8 +98,9 @@ def test_backoff_doubles_with_a_small_deterministic_jitter(fake_server: FakeOpen
     # wait i = 0.01 * 2**i * (1 + j_i), 0 <= j_i < 0.25
     for i, wait in enumerate(sleeps):
         assert 0.01 * 2**i <= wait < 0.01 * 2**i * 1.25
-    key = cache_key({"kind": "chat", "model": "fake-model", "messages": MESSAGES,
-                     "temperature": 0.0, "max_tokens": 512})
+    key = cache_key({"kind": "chat", "endpoint": fake_server.base_url, "served_model": None,
+                     "model": "fake-model", "messages": MESSAGES, "temperature": 0.0,
+                     "max_tokens": 512})
     assert sleeps == [backoff_delay(0.01, i, 0, key) for i in range(3)]
 
 
@@ -198,26 +199,72 @@ def test_missing_key_variable_is_a_clear_error_before_any_request(
 def test_cache_hit_makes_no_request_and_gives_the_same_reply(fake_server: FakeOpenAIServer,
                                                              tmp_path: Path) -> None:
     first = make_client(fake_server, cache_dir=tmp_path).chat(MESSAGES)
-    assert fake_server.control.request_count == 1
+    assert fake_server.control.post_count == 1
     again = make_client(fake_server, cache_dir=tmp_path).chat(MESSAGES)  # a new run
-    assert fake_server.control.request_count == 1
+    assert fake_server.control.post_count == 1
+    # each run's client asked once what model the server serves: GET /v1/models
+    assert [r.path for r in fake_server.control.requests if r.method == "GET"] == \
+        ["/v1/models", "/v1/models"]
     assert again.cached and not first.cached
     assert (again.text, again.usage, again.raw_model) == (first.text, first.usage,
                                                           first.raw_model)
 
 
-def test_cache_key_ignores_the_base_url_but_not_the_params(tmp_path: Path) -> None:
-    a = EndpointConfig(base_url="http://127.0.0.1:1/v1", model="m", cache_dir=tmp_path)
-    b = EndpointConfig(base_url="http://127.0.0.1:2/v1", model="m", cache_dir=tmp_path)
+def test_cache_key_changes_with_every_param(tmp_path: Path) -> None:
     payload = {"kind": "chat", "model": "m", "messages": MESSAGES, "temperature": 0.0,
                "max_tokens": 512}
-    assert OpenAICompatClient(a).cache_path(cache_key(payload)) == \
-        OpenAICompatClient(b).cache_path(cache_key(payload))
     assert cache_key(payload) != cache_key({**payload, "temperature": 0.5})
     assert cache_key(payload) != cache_key({**payload, "max_tokens": 64})
     assert cache_key(payload) != cache_key({**payload, "model": "other"})
     # key order does not matter: canonical JSON
     assert cache_key(dict(reversed(list(payload.items())))) == cache_key(payload)
+
+
+def test_the_cache_key_holds_the_endpoint(fake_server: FakeOpenAIServer,
+                                          tmp_path: Path) -> None:
+    make_client(fake_server, cache_dir=tmp_path).chat(MESSAGES)
+    # the same model name and request at another address (here: the same server under
+    # another name) is another endpoint: asked again, not served from the cache
+    other = fake_server.base_url.replace("127.0.0.1", "localhost")
+    again = OpenAICompatClient(EndpointConfig(base_url=other, model="fake-model",
+                                              cache_dir=tmp_path)).chat(MESSAGES)
+    assert not again.cached and fake_server.control.post_count == 2
+
+
+def test_a_model_swap_behind_the_same_name_is_never_served_from_the_cache(
+        fake_server: FakeOpenAIServer, tmp_path: Path) -> None:
+    # llama.cpp answers to any model name ("local") with the file it was started with
+    make_client(fake_server, cache_dir=tmp_path, model="local").chat(MESSAGES)
+    assert make_client(fake_server, cache_dir=tmp_path, model="local").chat(MESSAGES).cached
+    fake_server.control.model_id = "/models/other.gguf"  # the server restarted with it
+    swapped = make_client(fake_server, cache_dir=tmp_path, model="local").chat(MESSAGES)
+    assert not swapped.cached and fake_server.control.post_count == 2
+    fake_server.control.model_id = "/models/other.gguf"
+    fake_server.control.model_meta = {"n_params": 135_000_000}  # same path, other file
+    assert not make_client(fake_server, cache_dir=tmp_path, model="local").chat(MESSAGES).cached
+    assert fake_server.control.post_count == 3
+    assert len(list(tmp_path.glob("*.json"))) == 3
+
+
+def test_the_models_request_time_is_not_part_of_the_key(fake_server: FakeOpenAIServer,
+                                                        tmp_path: Path) -> None:
+    # GET /v1/models reports a new "created" time on every request (as llama.cpp does)
+    make_client(fake_server, cache_dir=tmp_path).chat(MESSAGES)
+    assert make_client(fake_server, cache_dir=tmp_path).chat(MESSAGES).cached
+
+
+def test_a_server_without_models_route_still_caches(fake_server: FakeOpenAIServer,
+                                                    tmp_path: Path) -> None:
+    base = fake_server.base_url + "/elsewhere"  # every GET is a 404 there, POSTs too
+    client = OpenAICompatClient(EndpointConfig(base_url=base, model="m", cache_dir=tmp_path))
+    assert client.server_model is None
+    assert fake_server.control.request_count == 1
+    assert client.server_model is None and fake_server.control.request_count == 1  # once
+
+
+def test_the_models_route_is_not_asked_without_a_cache(fake_server: FakeOpenAIServer) -> None:
+    make_client(fake_server).chat(MESSAGES)
+    assert [r.method for r in fake_server.control.requests] == ["POST"]
 
 
 def test_cache_entries_are_whole_json_files_only(fake_server: FakeOpenAIServer,
@@ -229,7 +276,11 @@ def test_cache_entries_are_whole_json_files_only(fake_server: FakeOpenAIServer,
     assert len(files) == 3 and all(f.suffix == ".json" for f in files)  # no temp file left
     for f in files:
         entry = json.loads(f.read_text(encoding="utf-8"))
-        assert set(entry) == {"request", "text", "usage", "raw_model"}
+        assert set(entry) == {"endpoint", "served_model", "request", "text", "usage",
+                              "raw_model"}
+        assert entry["endpoint"] == fake_server.base_url
+        assert entry["served_model"] == [{"id": "fake-model", "object": "model",
+                                          "owned_by": "fake", "meta": {}}]
 
 
 def test_a_broken_cache_entry_is_asked_again_and_replaced(fake_server: FakeOpenAIServer,
@@ -239,7 +290,7 @@ def test_a_broken_cache_entry_is_asked_again_and_replaced(fake_server: FakeOpenA
     (entry,) = tmp_path.iterdir()
     entry.write_text('{"text": ', encoding="utf-8")  # as if cut off by hand
     assert client.chat(MESSAGES).cached is False
-    assert fake_server.control.request_count == 2
+    assert fake_server.control.post_count == 2
     assert client.chat(MESSAGES).cached is True
 
 
@@ -334,11 +385,62 @@ def test_map_bounded_with_a_past_deadline_calls_nothing(fake_server: FakeOpenAIS
 
 def test_map_bounded_over_http_is_ordered(fake_server: FakeOpenAIServer) -> None:
     client = make_client(fake_server, concurrency=4)
-    prompts = [[{"role": "user", "content": f"[c{i}]\nItem {i} costs {i} euros.\n\n"
+    prompts = [[{"role": "user", "content": f"[1] c{i}\nItem {i} costs {i} euros.\n\n"
                                            f"Question: What does item {i} cost?"}]
                for i in range(8)]
+    fake_server.control.cite = "id"
     out = map_bounded(client.chat, prompts, concurrency=4)
     assert [r.text for r in out] == [f"Item {i} costs {i} euros. [c{i}]" for i in range(8)]
+
+
+# --- concurrency and timeouts --------------------------------------------------------------
+
+
+def test_concurrency_defaults_to_the_servers_slots(fake_server: FakeOpenAIServer) -> None:
+    fake_server.control.total_slots = 3  # llama.cpp started with --parallel 3
+    client = make_client(fake_server)
+    assert client.concurrency == 3 and client.concurrency == 3
+    assert [r.path for r in fake_server.control.requests] == ["/props"]  # asked once
+
+
+def test_concurrency_is_1_when_the_server_does_not_say(fake_server: FakeOpenAIServer) -> None:
+    assert make_client(fake_server).concurrency == 1  # /props is a 404 (vLLM, Ollama)
+    # where /props is looked for: beside /v1, then under the base URL
+    assert [r.path for r in fake_server.control.requests] == ["/props", "/v1/props"]
+
+
+def test_a_configured_concurrency_asks_nothing(fake_server: FakeOpenAIServer) -> None:
+    fake_server.control.total_slots = 3
+    assert make_client(fake_server, concurrency=2).concurrency == 2
+    assert fake_server.control.request_count == 0
+
+
+def test_the_timeout_counts_from_the_request_not_the_wait_for_a_connection(
+        fake_server: FakeOpenAIServer) -> None:
+    # One connection, three threads: the third request waits 2 x 0.6 s for the connection,
+    # longer than the 1 s timeout, but each request takes 0.6 s once it is sent.
+    client = make_client(fake_server, concurrency=1, timeout_s=1.0, max_retries=0)
+    fake_server.control.fail_next(3, delay_s=0.6)
+    out = map_bounded(client.chat, [MESSAGES] * 3, concurrency=3)
+    assert [r.text if isinstance(r, ChatResult) else str(r) for r in out] == [REPLY] * 3
+    assert fake_server.control.post_count == 3
+
+
+def test_defaults_fit_a_cpu_server() -> None:
+    cfg = EndpointConfig(base_url="http://127.0.0.1:1/v1", model="m")
+    assert (cfg.timeout_s, cfg.concurrency) == (300.0, None)
+
+
+def test_the_judge_block_has_the_answerers_defaults(tmp_path: Path) -> None:
+    from ragassay.config import EvalConfig
+
+    cfg = EvalConfig.model_validate({
+        "answerer": {"kind": "llm", "base_url": "http://127.0.0.1:1/v1", "model": "local"},
+        "judge": {"base_url": "http://127.0.0.1:1/v1", "model": "local"}})
+    assert cfg.judge is not None
+    answerer = cfg.answerer.endpoint()
+    assert (cfg.judge.timeout_s, cfg.judge.concurrency, cfg.judge.max_retries) == \
+        (answerer.timeout_s, answerer.concurrency, answerer.max_retries) == (300.0, None, 3)
 
 
 def test_map_bounded_refuses_zero_concurrency() -> None:

@@ -124,6 +124,29 @@ def test_the_judge_prompt(fake_server: FakeOpenAIServer) -> None:
         f"Claim: Der Versand kostet 4,90 €.\n\n{JUDGE_QUESTION}")
 
 
+def test_the_claim_goes_with_its_question(fake_server: FakeOpenAIServer) -> None:
+    # "68" alone says nothing a source could support; "68" as the answer to a question does
+    j = judge(fake_server)
+    assert j.verdict("68.", ["Die Frist beträgt 68 Tage."])["verdict"] == "no"
+    v = j.verdict("68.", ["Die Frist beträgt 68 Tage."], "Wie viele Tage beträgt die Frist?")
+    assert v["verdict"] == "yes"
+    assert fake_server.control.last_body["messages"][1]["content"] == (
+        "Sources:\n[1] Die Frist beträgt 68 Tage.\n\n"
+        "Question: Wie viele Tage beträgt die Frist?\n"
+        f"Claim: 68.\n\n{JUDGE_QUESTION}")
+
+
+def test_judge_answer_sends_the_question_with_each_claim(fake_server: FakeOpenAIServer
+                                                         ) -> None:
+    answer = Answer(text="Der Versand kostet 4,90 € [1]. Ab 50 € kostenlos. [1]",
+                    status="supported")
+    judge(fake_server).judge_many([(answer, CHUNKS, "Was kostet der Versand?")])
+    prompts = [r.body["messages"][1]["content"] for r in fake_server.control.requests
+               if r.method == "POST"]
+    assert len(prompts) == 2
+    assert all("\nQuestion: Was kostet der Versand?\nClaim: " in p for p in prompts)
+
+
 def test_judge_answer_claim_by_claim(fake_server: FakeOpenAIServer) -> None:
     answer = Answer(text="Der Versand kostet 4,90 € [faq::chunk-001]. "
                          "Ab 40 € ist der Versand kostenlos. [faq::chunk-001]",
@@ -159,7 +182,7 @@ def test_a_failed_call_leaves_the_answer_unmeasured(fake_server: FakeOpenAIServe
     with pytest.raises(EndpointError):
         j.judge_answer(answer, CHUNKS)
     fake_server.control.fail_next(1, status=400)
-    out = j.judge_many([(answer, CHUNKS), (answer, CHUNKS)])
+    out = j.judge_many([(answer, CHUNKS, None), (answer, CHUNKS, None)])
     assert isinstance(out[0], EndpointError)
     assert isinstance(out[1], JudgeResult) and out[1].total == 2
 
@@ -213,6 +236,17 @@ def test_judge_check_counts_failed_calls_as_not_measured(fake_server: FakeOpenAI
     assert report["confusion"] == {"tp": 1, "fp": 0, "fn": 0, "tn": 1}
     assert report["accuracy"] == 1.0
     assert report["cohen_kappa"] == pytest.approx(1.0)
+
+
+def test_judge_check_sends_a_labelled_claims_question(fake_server: FakeOpenAIServer,
+                                                     tmp_path: Path) -> None:
+    path = tmp_path / "labelled.jsonl"
+    row = {"id": "a", "claim": "4,90 €.", "sources": [CHUNKS[0].text], "label": "yes",
+           "question": "Was kostet der Versand?"}
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    assert judge_check(path, judge(fake_server))["confusion"]["tp"] == 1
+    assert fake_server.control.last_body["messages"] == judge_messages(
+        "4,90 €.", [CHUNKS[0].text], "Was kostet der Versand?")
 
 
 def test_judge_check_reports_a_bad_line_with_its_place(tmp_path: Path,

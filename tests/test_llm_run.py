@@ -65,6 +65,41 @@ def test_llm_answerer_run_then_cached_rerun(tmp_path: Path, fake_server: FakeOpe
                                                                      answers]
 
 
+def test_numbered_and_short_citations_score_like_full_ids(tmp_path: Path,
+                                                          fake_server: FakeOpenAIServer) -> None:
+    by_style = {}
+    for cite in ("id", "number", "short"):
+        fake_server.control.cite = cite
+        (tmp_path / cite).mkdir()
+        config = llm_config(tmp_path / cite, fake_server)
+        result = runner.invoke(app, ["run", "-c", str(config), "--run-id", cite, "-q"])
+        assert result.exit_code == 0, result.output
+        by_style[cite] = rows(tmp_path / cite / "runs" / cite, "answers.jsonl")
+        judge_prompts = [r.body["messages"][1]["content"] for r in fake_server.control.requests
+                         if r.method == "POST" and r.body.get("model") == "fake-judge"]
+        assert judge_prompts and all("\nQuestion: " in p for p in judge_prompts)
+        fake_server.control.reset()
+    cited = [a for a in by_style["number"] if a["answer"]["citations"]]
+    assert cited and all(c["raw"].isdigit() for a in cited for c in a["answer"]["citations"])
+    assert all("::" not in c["raw"] for a in by_style["short"]
+               for c in a["answer"]["citations"])
+    assert [(a["scores"], a["checks"]) for a in by_style["number"]] == \
+        [(a["scores"], a["checks"]) for a in by_style["id"]]
+    # A short id is mapped when one context chunk has it; when two documents' chunks of
+    # the context share it, nothing is guessed: a source the answerer never saw.
+    ambiguous = 0
+    for short, full in zip(by_style["short"], by_style["id"], strict=True):
+        locals_ = [c.rpartition("::")[2] for c in short["context_chunk_ids"]]
+        raws = [c["raw"] for c in short["answer"]["citations"]]
+        if any(locals_.count(r) > 1 for r in raws):
+            ambiguous += 1
+            assert short["scores"]["groundedness_reason"] == \
+                f"source not in context: [{raws[0]}]"
+        else:
+            assert (short["scores"], short["checks"]) == (full["scores"], full["checks"])
+    assert 0 < ambiguous < len(cited)  # the fixture has both cases
+
+
 def test_failed_calls_are_not_scores(tmp_path: Path, fake_server: FakeOpenAIServer) -> None:
     config = llm_config(tmp_path, fake_server, max_retries=0, concurrency=1)
     fake_server.control.fail_next(3, status=500)  # the first three questions fail

@@ -85,7 +85,9 @@ class AnswererConfig(_Strict):
     converts a currency: the costs are in whatever unit the prices are). Give both or
     neither. With them each answer's ``usage.cost`` and the run's ``metrics.json`` →
     ``cost.total`` are computed; without them both are ``null`` (unknown, never 0). The
-    judge section accepts the same keys; judge calls are not priced yet."""
+    judge section accepts the same keys, with the same defaults (those of
+    :class:`~ragassay.endpoint.EndpointConfig`, for a local CPU server); judge calls are not
+    priced yet."""
 
     model_config = ConfigDict(extra="allow")
     kind: Literal["extractive", "llm"] = "extractive"

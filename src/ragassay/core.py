@@ -274,16 +274,16 @@ def judge(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult]) -> Non
             super().__init__(client)
             self.step = step
 
-        def judge_answer(self, answer: Any, cited_chunks: Any) -> Any:
+        def judge_answer(self, answer: Any, cited_chunks: Any, question: Any = None) -> Any:
             try:
-                return super().judge_answer(answer, cited_chunks)
+                return super().judge_answer(answer, cited_chunks, question)
             finally:
                 self.step.advance()
 
     todo = [r for r in results if r.answer is not None]
     store = inputs.store
-    items = [(r.answer, [store.chunk(c) for c in r.scores["cited_ids"] if store.has(c)])
-             for r in todo]
+    items = [(r.answer, [store.chunk(c) for c in r.scores["cited_ids"] if store.has(c)],
+              r.question) for r in todo]
     with OpenAICompatClient(cfg.judge) as client, stages.bar("judging", len(items)) as bar:
         verdicts = CountingJudge(client, bar).judge_many(items)  # type: ignore[arg-type]
     for r, res in zip(todo, verdicts, strict=True):

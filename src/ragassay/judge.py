@@ -1,7 +1,9 @@
 """Claim-level faithfulness with an LLM judge, and a check of the judge on labelled claims.
 
 An answer is split into claims (its sentences without citation markers); the judge model
-is asked, for each claim, whether it follows from the chunks the answer cites. The
+is asked, for each claim, whether it follows from the chunks the answer cites. The claim
+goes with the question it answers: alone, a claim such as ``68`` or ``3%`` says nothing
+that a source could support or contradict. The
 answer's judgement is ``supported`` of ``total`` claims. The judge is optional and only as
 good as its agreement with people: :func:`judge_check` measures that agreement on a
 labelled set (accuracy and Cohen's kappa) before anyone trusts its numbers.
@@ -78,11 +80,14 @@ def parse_verdict(raw: str) -> Verdict:
     return "unparsable"
 
 
-def judge_messages(claim: str, sources: Sequence[str]) -> list[dict[str, str]]:
-    """The chat messages asking whether ``claim`` follows from ``sources``."""
+def judge_messages(claim: str, sources: Sequence[str], question: str | None = None,
+                   ) -> list[dict[str, str]]:
+    """The chat messages asking whether ``claim`` follows from ``sources``; with
+    ``question``, the claim is shown as (part of) the answer to it."""
     listed = "\n".join(f"[{i}] {_WS.sub(' ', s).strip()}" for i, s in enumerate(sources, 1))
+    asked = f"Question: {_WS.sub(' ', question).strip()}\n" if question else ""
     return [{"role": "system", "content": JUDGE_SYSTEM},
-            {"role": "user", "content": f"Sources:\n{listed}\n\nClaim: {claim}\n\n"
+            {"role": "user", "content": f"Sources:\n{listed}\n\n{asked}Claim: {claim}\n\n"
                                         f"{JUDGE_QUESTION}"}]
 
 
@@ -112,16 +117,20 @@ class Judge:
     def __init__(self, client: OpenAICompatClient) -> None:
         self.client = client
 
-    def verdict(self, claim: str, sources: Sequence[str]) -> dict[str, str]:
-        """``{claim, verdict, raw}`` for one claim. No sources → ``no`` without a call.
-        Raises :class:`EndpointError` when the call fails."""
+    def verdict(self, claim: str, sources: Sequence[str], question: str | None = None,
+                ) -> dict[str, str]:
+        """``{claim, verdict, raw}`` for one claim (an answer to ``question``, when given).
+        No sources → ``no`` without a call. Raises :class:`EndpointError` when the call
+        fails."""
         if not sources:
             return {"claim": claim, "verdict": "no", "raw": NO_SOURCE}
-        raw = self.client.chat(judge_messages(claim, sources)).text
+        raw = self.client.chat(judge_messages(claim, sources, question)).text
         return {"claim": claim, "verdict": parse_verdict(raw), "raw": raw}
 
-    def judge_answer(self, answer: Answer, cited_chunks: Sequence[Chunk]) -> JudgeResult:
-        """Judge each claim of ``answer`` against the texts of ``cited_chunks``.
+    def judge_answer(self, answer: Answer, cited_chunks: Sequence[Chunk],
+                     question: str | None = None) -> JudgeResult:
+        """Judge each claim of ``answer`` (to ``question``) against the texts of
+        ``cited_chunks``.
 
         A declined answer (status ``insufficient``/``abstained``) claims nothing: ``0/0``.
         Raises :class:`EndpointError` when any call fails, so the whole answer is not
@@ -130,26 +139,28 @@ class Judge:
         if answer.status in DECLINED_STATUSES:
             return JudgeResult(supported=0, total=0)
         sources = [c.text for c in cited_chunks]
-        verdicts = [self.verdict(claim, sources) for claim in split_claims(answer.text)]
+        verdicts = [self.verdict(claim, sources, question)
+                    for claim in split_claims(answer.text)]
         return JudgeResult(supported=sum(v["verdict"] == "yes" for v in verdicts),
                            total=len(verdicts), verdicts=verdicts,
                            unparsable=sum(v["verdict"] == "unparsable" for v in verdicts))
 
-    def judge_many(self, items: Sequence[tuple[Answer, Sequence[Chunk]]],
+    def judge_many(self, items: Sequence[tuple[Answer, Sequence[Chunk], str | None]],
                    ) -> list[JudgeResult | EndpointError]:
-        """:meth:`judge_answer` for each ``(answer, cited_chunks)``, in input order, on the
-        client's ``concurrency`` threads within its ``run_timeout_s``; a failed answer is
-        an :class:`EndpointError`."""
-        cfg = self.client.cfg
-        return map_bounded(lambda item: self.judge_answer(item[0], item[1]), items,
-                           cfg.concurrency, deadline_after(cfg.run_timeout_s))
+        """:meth:`judge_answer` for each ``(answer, cited_chunks, question)``, in input
+        order, on the client's :attr:`~ragassay.endpoint.OpenAICompatClient.concurrency`
+        threads within its ``run_timeout_s``; a failed answer is an :class:`EndpointError`."""
+        return map_bounded(lambda item: self.judge_answer(*item), items,
+                           self.client.concurrency,
+                           deadline_after(self.client.cfg.run_timeout_s))
 
 
 # --- checking the judge against people ---------------------------------------------------
 
 
 class LabelledClaim(BaseModel):
-    """One line of a judge check file: a claim, its sources, and a person's label."""
+    """One line of a judge check file: a claim, its sources, a person's label, and the
+    question the claim answers when there is one (sent to the judge with the claim)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -157,6 +168,7 @@ class LabelledClaim(BaseModel):
     claim: str = Field(min_length=1)
     sources: list[str]
     label: Literal["yes", "no"]
+    question: str | None = None
     lang: str | None = None
     note: str | None = None
 
@@ -192,9 +204,9 @@ def judge_check(labelled_path: str | Path, judge: Judge) -> dict[str, Any]:
     ``None`` when nothing was measured. Bad lines raise :class:`ragassay.schema.InputError`.
     """
     items = read_jsonl(labelled_path, LabelledClaim, key="id")
-    cfg = judge.client.cfg
-    results = map_bounded(lambda it: judge.verdict(it.claim, it.sources), items,
-                          cfg.concurrency, deadline_after(cfg.run_timeout_s))
+    results = map_bounded(lambda it: judge.verdict(it.claim, it.sources, it.question), items,
+                          judge.client.concurrency,
+                          deadline_after(judge.client.cfg.run_timeout_s))
     confusion = {"tp": 0, "fp": 0, "fn": 0, "tn": 0}
     not_measured: list[str] = []
     disagreements: list[str] = []

@@ -164,6 +164,7 @@ class Pipeline:
         on = True if progress else None  # else as the command line says (off in the API)
         if a.kind == "llm":
             cfg = a.endpoint()
+            concurrency = self._answerer().client.concurrency  # may ask the server (/props)
             with stages.bar("answering", len(items), enabled=on) as bar:
                 def answer(item: tuple[Question, list[Hit]]) -> Any:
                     try:  # the same call, counted when it ends (results and errors alike)
@@ -171,7 +172,7 @@ class Pipeline:
                     finally:
                         bar.advance()
 
-                results: list[Any] = map_bounded(answer, items, cfg.concurrency,
+                results: list[Any] = map_bounded(answer, items, concurrency,
                                                  deadline_after(cfg.run_timeout_s))
         else:
             seq: Iterable[tuple[Question, list[Hit]]] = stages.track(items, "answering",

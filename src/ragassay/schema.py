@@ -20,8 +20,10 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
+    SerializerFunctionWrapHandler,
     Strict,
     field_validator,
+    model_serializer,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
@@ -159,8 +161,21 @@ class RetrievedChunk(_Record):
 
 
 class Citation(_Record):
+    """A cited chunk. ``raw``: the marker the answer's text cites it with, without
+    brackets, when the citation was read from the text (the LLM answerer's ``1``,
+    ``chunk-001`` or full id, see :mod:`ragassay.answer.citations`); left out of the dump
+    when ``None``, so records without it read and write as before."""
+
     chunk_id: Id
     page: Page | None = None
+    raw: StrictStr | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_empty_raw(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("raw") is None:
+            data.pop("raw", None)
+        return data
 
 
 class Answer(_Record):

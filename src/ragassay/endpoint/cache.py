@@ -9,7 +9,7 @@ from typing import Any
 
 from ..atomic import write_text
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: the endpoint and the served model are part of the key
 
 
 def canonical_json(value: Any) -> str:
@@ -18,9 +18,9 @@ def canonical_json(value: Any) -> str:
 
 
 def cache_key(payload: dict[str, Any]) -> str:
-    """sha256 of the canonical JSON of a request payload (model, messages, temperature,
-    max_tokens and any other parameter). The base URL is not part of it: the same model
-    served at another address gives the same key."""
+    """sha256 of the canonical JSON of ``payload``: what identifies a reply — the client
+    puts in the endpoint (redacted base URL), the served model as the server describes it,
+    and the request (model, messages, temperature, max_tokens and any other parameter)."""
     return hashlib.sha256(canonical_json({"v": CACHE_VERSION, **payload}).encode()).hexdigest()
 
 

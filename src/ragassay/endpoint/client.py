@@ -2,7 +2,18 @@
 
 Nothing here touches the network at import or construction time: the first request is
 made by the first :meth:`OpenAICompatClient.chat` or :meth:`OpenAICompatClient.embed`
-call, to the ``base_url`` the user configured and nowhere else.
+call (or the first look at :attr:`OpenAICompatClient.concurrency`), to the ``base_url``
+the user configured and nowhere else.
+
+Timeouts: ``timeout_s`` limits each attempt from the moment its request is sent —
+connecting, sending, and waiting for the reply. Waiting for one of the client's own
+connections (more threads than ``concurrency``) is not counted: that wait is bounded by
+the running requests' timeouts, and a request must not time out before it was sent.
+
+Concurrency: ``concurrency`` when the config sets it; else what the server says it works
+on at once (llama.cpp's ``/props`` → ``total_slots``, see :mod:`.server`); else 1. More
+parallel requests than a server has slots only queue on the server, where their waiting
+would count against their timeouts.
 
 Retry policy (per request):
 
@@ -43,6 +54,7 @@ from .config import EndpointConfig
 from .errors import EndpointError, EndpointUnreachable
 from .redact import MASK, redact_text, redact_url, url_secrets
 from .replies import _json_body, _Malformed, _parse_chat, _parse_embeddings, _snippet
+from .server import fetch_json, model_identity, props_urls, total_slots
 
 if TYPE_CHECKING:
     import httpx
@@ -123,6 +135,10 @@ class OpenAICompatClient:
         self._connect_failures = 0  # connection failures in a row, across threads
         self._stopped = threading.Event()  # set when the client gave up on the endpoint
         self._stop_reason = ""
+        self._info_lock = threading.Lock()  # the server is asked about itself once
+        self._concurrency: int | None = cfg.concurrency
+        self._server_model: list[dict[str, Any]] | None = None
+        self._asked_model = False
 
     @property
     def unreachable(self) -> str | None:
@@ -156,6 +172,33 @@ class OpenAICompatClient:
         with self._lock:
             self._connect_failures = 0
 
+    # --- what the server says about itself ----------------------------------------------
+
+    @property
+    def concurrency(self) -> int:
+        """Parallel requests of this client's batches (see the module docstring); the first
+        look asks the server's ``/props`` when the config leaves ``concurrency`` unset."""
+        with self._info_lock:
+            if self._concurrency is None:
+                slots = None
+                for url in props_urls(self.cfg.base_url):
+                    slots = total_slots(fetch_json(self.cfg, url))
+                    if slots is not None:
+                        break
+                self._concurrency = slots or 1
+            return self._concurrency
+
+    @property
+    def server_model(self) -> list[dict[str, Any]] | None:
+        """The served model as ``GET /models`` describes it (:func:`.server.model_identity`),
+        asked once; ``None`` when the server does not say."""
+        with self._info_lock:
+            if not self._asked_model:
+                body = fetch_json(self.cfg, self.cfg.base_url + "/models")
+                self._server_model = model_identity(body, self.cfg.model)
+                self._asked_model = True
+            return self._server_model
+
     # --- lifecycle ---------------------------------------------------------------------
 
     def __enter__(self) -> OpenAICompatClient:
@@ -179,8 +222,9 @@ class OpenAICompatClient:
                 headers = {"User-Agent": f"ragassay/{__version__}"}
                 if self._api_key:
                     headers["Authorization"] = f"Bearer {self._api_key}"
-                limits = httpx.Limits(max_connections=self.cfg.concurrency,
-                                      max_keepalive_connections=self.cfg.concurrency)
+                # The batches bound the parallel requests; unknown yet (None): no limit here.
+                limits = httpx.Limits(max_connections=self._concurrency,
+                                      max_keepalive_connections=self._concurrency)
                 # trust_env=False: no proxy or netrc from the environment redirects our calls.
                 self._http = httpx.Client(headers=headers, limits=limits, trust_env=False)
             return self._http
@@ -189,20 +233,26 @@ class OpenAICompatClient:
 
     def chat(self, messages: Sequence[dict[str, Any]], **params: Any) -> ChatResult:
         """One chat completion. ``params`` (``temperature``, ``max_tokens``, ``stop``, …)
-        override or extend the config's; all of them are part of the cache key.
+        override or extend the config's; all of them are part of the cache key, with the
+        endpoint (the redacted ``base_url``) and, when there is a cache, the served model
+        as the server describes it (:attr:`server_model`): another server, or another
+        model behind the same name, never gets this one's cached replies.
 
         Raises :class:`EndpointError` when the request fails after its retries.
         """
         payload: dict[str, Any] = {"model": self.cfg.model, "messages": list(messages),
                                    "temperature": self.cfg.temperature,
                                    "max_tokens": self.cfg.max_tokens, **params}
-        key = cache_key({"kind": "chat", **payload})
+        served = self.server_model if self.cfg.cache_dir is not None else None
+        key = cache_key({"kind": "chat", "endpoint": self.shown_url, "served_model": served,
+                         **payload})
         hit = self._cache_read(key)
         if hit is not None:
             return ChatResult(text=hit["text"], usage=hit["usage"], cached=True,
                               raw_model=hit["raw_model"])
         text, usage, model = self._post("/chat/completions", payload, key, _parse_chat)
-        self._cache_write(key, {"request": payload, "text": text, "usage": usage,
+        self._cache_write(key, {"endpoint": self.shown_url, "served_model": served,
+                                "request": payload, "text": text, "usage": usage,
                                 "raw_model": model})
         return ChatResult(text=text, usage=usage, cached=False, raw_model=model)
 
@@ -215,7 +265,7 @@ class OpenAICompatClient:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         payload = {"model": self.cfg.model, "input": list(texts)}
-        key = cache_key({"kind": "embed", **payload})
+        key = cache_key({"kind": "embed", "endpoint": self.shown_url, **payload})
         return self._post("/embeddings", payload, key,
                           lambda body: _parse_embeddings(body, len(texts)))
 
@@ -236,7 +286,7 @@ class OpenAICompatClient:
             status: int | None = None
             retry_after: float | None = None
             try:
-                resp = self._client().post(url, json=payload, timeout=self.cfg.timeout_s)
+                resp = self._client().post(url, json=payload, timeout=self._timeout())
             except httpx.ConnectTimeout:
                 reason = f"no connection to {shown} within {self.cfg.timeout_s:g} s"
                 self._connection_failed("no connection within the timeout")
@@ -283,6 +333,12 @@ class OpenAICompatClient:
                 delay = backoff_delay(self.cfg.backoff_base_s, retries, self.cfg.seed, key)
             self._wait(delay)
             retries += 1
+
+    def _timeout(self) -> httpx.Timeout:
+        import httpx
+
+        # pool=None: waiting for a free connection of our own pool is not the request's time.
+        return httpx.Timeout(self.cfg.timeout_s, pool=None)
 
     def _scrub(self, text: str) -> str:
         """``text`` (a server's error body, an exception's message) without the key or the

@@ -20,6 +20,14 @@ class EndpointConfig(BaseModel):
     """Where the endpoint is and how to call it. The API key is never stored here: only the
     *name* of the environment variable holding it (``api_key_env``).
 
+    The defaults fit a local CPU server (llama.cpp on a laptop or a CI runner), and are the
+    same for the answerer and the judge: ``timeout_s`` 300 s per attempt, counted from the
+    moment the request is sent (a small model on two busy cores needs up to ~140 s for a
+    ~1,600-token prompt); ``concurrency`` unset, which means what the server says it works
+    on at once (llama.cpp's ``/props`` → ``total_slots``), else 1 — more parallel requests
+    than the server has slots only queue on the server, where the waiting counts against
+    each request's timeout.
+
     ``fail_fast_after``: stop calling after this many connection failures in a row
     (default 3; ``null``: never stop, retry every call).
 
@@ -35,9 +43,9 @@ class EndpointConfig(BaseModel):
     api_key_env: str | None = None
     temperature: float = Field(default=0.0, ge=0.0)
     max_tokens: int = Field(default=512, ge=1)
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: float = Field(default=300.0, gt=0)
     max_retries: int = Field(default=3, ge=0)
-    concurrency: int = Field(default=4, ge=1)
+    concurrency: int | None = Field(default=None, ge=1)
     run_timeout_s: float | None = Field(default=None, gt=0)
     cache_dir: Path | None = None
     backoff_base_s: float = Field(default=0.5, ge=0)
