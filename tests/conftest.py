@@ -54,23 +54,30 @@ def fake_server(openai_server: FakeOpenAIServer) -> Iterator[FakeOpenAIServer]:
     openai_server.control.reset()
 
 
+def packaged_local_model() -> Path:
+    """The packaged GGUF when it and xllamacpp are installed; else the test skips, or fails
+    under ``RAGASSAY_REQUIRE_LOCAL_LLM=1`` (set by ``scripts/test.sh``, which installs them,
+    so that CI never passes by skipping)."""
+    from ragassay.localserver import INSTALL_HINT, packaged_model_path, xllamacpp_installed
+
+    model = packaged_model_path()
+    if xllamacpp_installed() and model is not None:
+        return model
+    why = f"no local model server: {INSTALL_HINT}"
+    if os.environ.get("RAGASSAY_REQUIRE_LOCAL_LLM") == "1":
+        pytest.fail(why + " (RAGASSAY_REQUIRE_LOCAL_LLM=1)")
+    pytest.skip(why)
+
+
 @pytest.fixture(scope="session")
 def local_llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     """``ragassay serve-local`` with the packaged model on 127.0.0.1 (a free port, a fixed
     seed), started once for the session and stopped with Ctrl-C at its end. Skips when
     xllamacpp or the model package is not installed (``scripts/test.sh`` installs both);
     the server's log is in the session's temp folder."""
-    from ragassay.localserver import (
-        INSTALL_HINT,
-        ServerSettings,
-        packaged_model_path,
-        spawn,
-        xllamacpp_installed,
-    )
+    from ragassay.localserver import ServerSettings, spawn
 
-    model = packaged_model_path()
-    if not xllamacpp_installed() or model is None:
-        pytest.skip(f"no local model server: {INSTALL_HINT}")
+    model = packaged_local_model()
     log = tmp_path_factory.mktemp("local_llm") / "server.log"
     with log.open("w", encoding="utf-8") as fh:
         server = spawn(ServerSettings(model=model, port=0, seed=LOCAL_LLM_SEED), log=fh)

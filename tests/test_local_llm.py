@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 from pathlib import Path
 from typing import Any, get_args
 
 import httpx
 import pytest
 import yaml
+from conftest import packaged_local_model
 from typer.testing import CliRunner
 
 from ragassay.answer.llm import LLMAnswerer
@@ -27,7 +29,6 @@ from ragassay.localserver import (
     PACKAGED_MODEL,
     ServerProcess,
     check_model,
-    packaged_model_path,
 )
 from ragassay.schema import AnswerStatus, Chunk
 
@@ -63,8 +64,7 @@ MESSAGES = [{"role": "user", "content": "Name one colour."}]
 
 
 def test_the_packaged_model_is_the_recorded_file() -> None:
-    path = packaged_model_path()
-    assert path is not None
+    path = packaged_local_model()
     assert path.stat().st_size == PACKAGED_MODEL.size
     assert check_model(path) == PACKAGED_MODEL.sha256
 
@@ -247,3 +247,34 @@ def test_judge_check_on_labelled_claims_is_repeatable(local_llm: ServerProcess,
     assert match, first
     assert (match.group(1), match.group(2)) == ("6", "6")
     assert sum(json.loads(match.group(3).replace("'", '"')).values()) == 6
+
+
+# --- serve-local's bad input (no server needed) ---------------------------------------------
+
+
+def test_serve_local_refuses_a_file_that_is_not_gguf(tmp_path: Path) -> None:
+    bogus = tmp_path / "model.gguf"
+    bogus.write_bytes(b"<html>not a model</html>")
+    result = runner.invoke(app, ["serve-local", "--model", str(bogus), "--port", "0"])
+    assert result.exit_code == 2
+    assert f"{bogus}: field '--model': not a GGUF file" in result.output
+
+
+def test_serve_local_refuses_a_packaged_file_with_another_checksum(tmp_path: Path) -> None:
+    altered = tmp_path / PACKAGED_MODEL.filename
+    altered.write_bytes(b"GGUF" + bytes(64))
+    result = runner.invoke(app, ["serve-local", "--model", str(altered), "--port", "0"])
+    assert result.exit_code == 2
+    assert f"is not the recorded {PACKAGED_MODEL.sha256}" in result.output
+
+
+def test_serve_local_refuses_a_taken_port(tmp_path: Path) -> None:
+    model = tmp_path / "tiny.gguf"
+    model.write_bytes(b"GGUF" + bytes(64))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = runner.invoke(app, ["serve-local", "--model", str(model), "--port", str(port)])
+    assert result.exit_code == 2
+    assert f"port {port} on 127.0.0.1 is taken" in result.output

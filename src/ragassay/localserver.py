@@ -117,7 +117,7 @@ class ServerSettings:
     port: int = 8080
     threads: int | None = None
     batch_threads: int | None = None
-    ctx_size: int = 4096
+    ctx_size: int = 8192
     parallel: int = 1
     seed: int = 0
 
@@ -158,11 +158,11 @@ def start(settings: ServerSettings) -> RunningServer:
 
     Raises :class:`InputError` when xllamacpp is not installed or the model file is wrong.
     """
-    if not xllamacpp_installed():
-        raise InputError("xllamacpp", f"the local server needs xllamacpp: {INSTALL_HINT}")
     sha = check_model(settings.model)
     if settings.port:
         _check_port_free(settings.port)
+    if not xllamacpp_installed():
+        raise InputError("xllamacpp", f"the local server needs xllamacpp: {INSTALL_HINT}")
     import xllamacpp
 
     gen, batch = settings.thread_counts()
@@ -232,7 +232,7 @@ class ServerProcess:
         self.base_url = base_url
         self.model = model
 
-    def stop(self, timeout_s: float = 20.0) -> None:
+    def stop(self, timeout_s: float = 10.0) -> None:
         """Ctrl-C (SIGINT) as a person would, then SIGKILL if it does not exit in time."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)  # handled even where SIGINT was ignored

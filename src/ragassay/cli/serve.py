@@ -23,7 +23,7 @@ def serve_local(
         batch_threads: Annotated[int | None, typer.Option(
             help="Prompt-processing threads (default: all cores).")] = None,
         ctx_size: Annotated[int, typer.Option(
-            help="Context window in tokens (prompt and reply).")] = 4096,
+            help="Context window in tokens (prompt and reply).")] = 8192,
         parallel: Annotated[int, typer.Option(
             help="Requests served at once (a CPU server is not faster with more).")] = 1,
         seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0) -> None:
