@@ -69,8 +69,24 @@ def test_the_packaged_model_is_the_recorded_file() -> None:
     assert check_model(path) == PACKAGED_MODEL.sha256
 
 
+def listening_addresses(port: int) -> set[str]:
+    """The local addresses of the sockets listening on ``port`` (Linux: /proc/net/tcp*)."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table, encoding="ascii") as fh:
+            for line in fh.readlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                address, hex_port = local.rsplit(":", 1)
+                if state == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
+                    found.add(address)
+    return found
+
+
 def test_the_server_listens_on_loopback_only(local_llm: ServerProcess) -> None:
     assert local_llm.base_url.startswith("http://127.0.0.1:")
+    if Path("/proc/net/tcp").is_file():
+        port = int(local_llm.base_url.rsplit(":", 1)[1].split("/")[0])
+        assert listening_addresses(port) == {"0100007F"}  # 127.0.0.1, nothing else
     models = httpx.get(local_llm.base_url + "/models", timeout=10, trust_env=False).json()
     assert [m["id"] for m in models["data"]] == [local_llm.model]
     assert local_llm.model == f"{PACKAGED_MODEL.filename}@sha256:{PACKAGED_MODEL.sha256[:16]}"

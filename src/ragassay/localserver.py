@@ -203,11 +203,15 @@ def serve(settings: ServerSettings, announce: Callable[[RunningServer], None]) -
     """Start the server, call ``announce`` with it, and serve until Ctrl-C or SIGTERM.
 
     Both signals are handled here, also when the process was started with SIGINT ignored
-    (as a shell does for a background job), so :meth:`ServerProcess.stop` always works."""
+    (as a shell does for a background job), so :meth:`ServerProcess.stop` always works.
+    llama.cpp finishes the request in progress before it exits; a second signal ends the
+    process at once."""
     stop_requested = False
 
     def on_signal(signum: int, frame: object) -> None:
         nonlocal stop_requested
+        if stop_requested:
+            os._exit(128 + signum)  # asked twice: do not wait for the request in progress
         stop_requested = True
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -217,11 +221,12 @@ def serve(settings: ServerSettings, announce: Callable[[RunningServer], None]) -
         announce(server)
         while not stop_requested:
             time.sleep(0.1)
+        print("stopping (after the request in progress; Ctrl-C again to quit at once)",
+              file=sys.stderr, flush=True)
+        server.stop()
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        if server is not None:
-            server.stop()
 
 
 class ServerProcess:
