@@ -73,11 +73,6 @@ def measure(model: Path, out: Path, threads: int | None, batch_threads: int | No
             spawn(settings, log=log) as server:
         ready_s = time.perf_counter() - t0
         config = config_for(server.base_url, out, name)
-        run_cmd = [*cli, "run", "-c", str(config), "--run-id", name, "--force", "-q",
-                   "--no-progress"]
-        run, run_s = timed(run_cmd)
-        if run.returncode not in (0, 3):  # 3: some questions not measured, still a record
-            raise SystemExit(f"ragassay run failed ({run.returncode}):\n{run.stderr}")
         # judge-check's own function (the command prints the same figures as text)
         t1 = time.perf_counter()
         cfg = load_config(config)
@@ -85,6 +80,13 @@ def measure(model: Path, out: Path, threads: int | None, batch_threads: int | No
         with OpenAICompatClient(cfg.judge) as client:
             judged = judge_check(LABELLED, Judge(client))
         check_s = time.perf_counter() - t1
+        print(f"{server.model}: judge-check {judged['accuracy']} accuracy, "
+              f"{judged['cohen_kappa']} kappa, {check_s:.0f} s", file=sys.stderr, flush=True)
+        run_cmd = [*cli, "run", "-c", str(config), "--run-id", name, "--force", "-q",
+                   "--no-progress"]
+        run, run_s = timed(run_cmd)
+        if run.returncode not in (0, 3):  # 3: some questions not measured, still a record
+            raise SystemExit(f"ragassay run failed ({run.returncode}):\n{run.stderr}")
     gen, batch = settings.thread_counts()
     return {"model": server.model, "model_path": str(model),
             "threads": gen, "batch_threads": batch, "ctx_size": settings.ctx_size,

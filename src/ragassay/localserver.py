@@ -210,8 +210,6 @@ def serve(settings: ServerSettings, announce: Callable[[RunningServer], None]) -
 
     def on_signal(signum: int, frame: object) -> None:
         nonlocal stop_requested
-        if stop_requested:
-            os._exit(128 + signum)  # asked twice: do not wait for the request in progress
         stop_requested = True
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -221,6 +219,9 @@ def serve(settings: ServerSettings, announce: Callable[[RunningServer], None]) -
         announce(server)
         while not stop_requested:
             time.sleep(0.1)
+        # A second signal ends the process at once, even while llama.cpp holds this thread.
+        for sig in previous:
+            signal.signal(sig, signal.SIG_DFL)
         print("stopping (after the request in progress; Ctrl-C again to quit at once)",
               file=sys.stderr, flush=True)
         server.stop()
