@@ -156,14 +156,16 @@ def main() -> None:
         xllamacpp_version = version("xllamacpp")
     except PackageNotFoundError:
         raise SystemExit("xllamacpp is not installed: pip install 'ragassay[llm-local]'") from None
-    record = {
+    record: dict[str, Any] = {
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "machine": {"cores": os.cpu_count(), "python": platform.python_version(),
                     "xllamacpp": xllamacpp_version, "load_average": os.getloadavg()},
         "questions": sum(1 for _ in (ROOT / "data/eval/rag_questions.jsonl").open()),
         "claims": sum(1 for _ in LABELLED.open()),
-        "models": [measure(m, out, args.threads, args.batch_threads) for m in models]}
-    write_text(out / RECORD, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+        "models": []}
+    for model in models:  # recorded after each model: a long measurement keeps what it has
+        record["models"].append(measure(model, out, args.threads, args.batch_threads))
+        write_text(out / RECORD, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
     print(markdown(record))
 
 
