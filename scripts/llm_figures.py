@@ -137,7 +137,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", type=Path, action="append",
                     help="GGUF file to measure (repeatable; default: the packaged one)")
-    ap.add_argument("--out", type=Path, default=ROOT / "experiments/llm_figures")
+    ap.add_argument("--out", type=Path, default=ROOT / "experiments/runs/llm_figures")
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--batch-threads", type=int, default=None)
     ap.add_argument("--from", dest="from_", type=Path, default=None,
