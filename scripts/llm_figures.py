@@ -109,10 +109,11 @@ def _num(value: float | None) -> str:
 
 def markdown(record: dict[str, Any]) -> str:
     machine = record["machine"]
-    lines = [f"Measured {record['date']} on {machine['cores']} cores "
-             f"({machine['python']}, xllamacpp {machine['xllamacpp']}; load average "
-             f"{machine['load_average'][0]:.1f} at the start: the machine was shared with "
-             "other work), with `ragassay serve-local` defaults unless noted:", "",
+    load = machine["load_average"][0]
+    busy = "; the machine was busy with other work" if load > machine["cores"] / 2 else ""
+    lines = [f"Measured {record['date']} on {machine['cores']} cores (Python "
+             f"{machine['python']}, xllamacpp {machine['xllamacpp']}; load average "
+             f"{load:.1f} at the start{busy}), with `ragassay serve-local`'s defaults:", "",
              "| model | found | grounded | right | not measured | run time | "
              "judge accuracy | judge kappa | judge-check time |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -129,7 +130,7 @@ def markdown(record: dict[str, Any]) -> str:
             f"{_num(judged.get('cohen_kappa'))} | {entry['judge_check']['seconds']:.0f} s |")
     lines += ["", f"{record['questions']} questions, {record['claims']} labelled claims; run "
               "time is the whole `ragassay run` (index load, retrieval, answers, judge, "
-              "report), judge-check time the whole command."]
+              "report), judge-check time all {record['claims']} verdicts."]
     return "\n".join(lines)
 
 
