@@ -130,7 +130,7 @@ def markdown(record: dict[str, Any]) -> str:
             f"{_num(judged.get('cohen_kappa'))} | {entry['judge_check']['seconds']:.0f} s |")
     lines += ["", f"{record['questions']} questions, {record['claims']} labelled claims; run "
               "time is the whole `ragassay run` (index load, retrieval, answers, judge, "
-              "report), judge-check time all {record['claims']} verdicts."]
+              f"report), judge-check time all {record['claims']} verdicts."]
     return "\n".join(lines)
 
 
