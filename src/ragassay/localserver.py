@@ -204,8 +204,9 @@ def serve(settings: ServerSettings, announce: Callable[[RunningServer], None]) -
 
     Both signals are handled here, also when the process was started with SIGINT ignored
     (as a shell does for a background job), so :meth:`ServerProcess.stop` always works.
-    llama.cpp finishes the request in progress before it exits; a second signal ends the
-    process at once."""
+    llama.cpp finishes the request in progress before it exits; a second signal then ends
+    the process at once — except while llama.cpp has its own handler in place, which was
+    seen once on a busy machine (:meth:`ServerProcess.stop` falls back to SIGKILL)."""
     stop_requested = False
 
     def on_signal(signum: int, frame: object) -> None:
@@ -219,7 +220,7 @@ def serve(settings: ServerSettings, announce: Callable[[RunningServer], None]) -
         announce(server)
         while not stop_requested:
             time.sleep(0.1)
-        # A second signal ends the process at once, even while llama.cpp holds this thread.
+        # A second signal ends the process without waiting for the request in progress.
         for sig in previous:
             signal.signal(sig, signal.SIG_DFL)
         print("stopping (after the request in progress; Ctrl-C again to quit at once)",
