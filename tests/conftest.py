@@ -1,5 +1,6 @@
 """Shared fixtures: a real local OpenAI-compatible test server (see ``openai_server.py``),
-and the ``slow`` marker (tests that need ``RAGASSAY_SLOW=1``)."""
+a real model served by llama.cpp (``local_llm``), and the ``slow`` marker (tests that need
+``RAGASSAY_SLOW=1``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,10 @@ from pathlib import Path
 
 import pytest
 from openai_server import FakeOpenAIServer
+
+from ragassay.localserver import ServerProcess
+
+LOCAL_LLM_SEED = 20261201
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -47,3 +52,36 @@ def fake_server(openai_server: FakeOpenAIServer) -> Iterator[FakeOpenAIServer]:
     openai_server.control.reset()
     yield openai_server
     openai_server.control.reset()
+
+
+def packaged_local_model() -> Path:
+    """The packaged GGUF when it and xllamacpp are installed; else the test skips, or fails
+    under ``RAGASSAY_REQUIRE_LOCAL_LLM=1`` (set by ``scripts/test.sh``, which installs them,
+    so that CI never passes by skipping)."""
+    from ragassay.localserver import INSTALL_HINT, packaged_model_path, xllamacpp_installed
+
+    model = packaged_model_path()
+    if xllamacpp_installed() and model is not None:
+        return model
+    why = f"no local model server: {INSTALL_HINT}"
+    if os.environ.get("RAGASSAY_REQUIRE_LOCAL_LLM") == "1":
+        pytest.fail(why + " (RAGASSAY_REQUIRE_LOCAL_LLM=1)")
+    pytest.skip(why)
+
+
+@pytest.fixture(scope="session")
+def local_llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """``ragassay serve-local`` with the packaged model on 127.0.0.1 (a free port, a fixed
+    seed), started once for the session and stopped with Ctrl-C at its end. Skips when
+    xllamacpp or the model package is not installed (``scripts/test.sh`` installs both);
+    the server's log is in the session's temp folder."""
+    from ragassay.localserver import ServerSettings, spawn
+
+    model = packaged_local_model()
+    log = tmp_path_factory.mktemp("local_llm") / "server.log"
+    with log.open("w", encoding="utf-8") as fh:
+        server = spawn(ServerSettings(model=model, port=0, seed=LOCAL_LLM_SEED), log=fh)
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -5,8 +5,8 @@ Placeholders are made real instead of rewritten: the runs `RUN`, `BASE` and `NEW
 `experiments/runs/`, and `my.yaml`, `out.jsonl`, `chunks.jsonl`, `qrels.txt`, `run.txt` are
 files in the copy, so the lines run exactly as printed. Left out, and why: the two set-up
 scripts (the test command is this suite; `demo.sh` is the contract command after a venv
-set-up), `pip install`, the llama.cpp server and its LLM config (no model here; the LLM path
-is tested against a local server in `test_llm_run.py`).
+set-up), `pip install`, `ragassay serve-local` (it serves until Ctrl-C) and the LLM config
+(the LLM path is tested against local servers in `test_llm_run.py` and `test_local_llm.py`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SKIP = ("./scripts/", "pip install", "llama-server",
+SKIP = ("./scripts/", "pip install", "ragassay serve-local",
         "ragassay run -c configs/eval/rag_quality_v1_llm.yaml")
 # Commands whose exit code is the gate's verdict, not an error.
 GATE_VERDICT = ("ragassay gate ", "--gate")
