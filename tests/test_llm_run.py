@@ -53,6 +53,8 @@ def test_llm_answerer_run_then_cached_rerun(tmp_path: Path, fake_server: FakeOpe
     assert supported and all(a["answer"]["citations"] for a in supported)
     judged = [a for a in supported if a["judge"] and a["judge"].get("total")]
     assert judged and all(0 <= a["scores"]["judge_faithfulness"] <= 1 for a in judged)
+    # A judged answer gives no reason for the judge's score to be missing.
+    assert not any("judge_faithfulness" in a["missing"] for a in judged)
     metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["answer"]["judge_faithfulness"]["n"] >= len(judged)
     # A rerun costs nothing and gives identical answers.

@@ -296,6 +296,8 @@ def judge(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult]) -> Non
             r.scores["judge_faithfulness"] = res.score
             if res.score is None:
                 r.missing["judge_faithfulness"] = "no claim could be judged"
+            else:  # scored before the judge ran: "no judge configured" no longer holds
+                r.missing.pop("judge_faithfulness", None)
 
 
 def answerer_prices(cfg: EvalConfig) -> tuple[float, float] | None:
