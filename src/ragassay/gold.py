@@ -21,19 +21,36 @@ from .schema import GoldEvidence, GoldRecord, Question
 from .store import Index
 from .text import normalize, squash, term_pattern
 
-AnchorStatus = Literal["ok", "reanchored", "split", "lost_in_parsing", "unanchored"]
+AnchorStatus = Literal["ok", "also_in", "reanchored", "terms_only", "split", "lost_in_parsing",
+                       "unanchored"]
+ANCHOR_STATES: tuple[str, ...] = ("ok", "also_in", "reanchored", "terms_only", "split",
+                                  "lost_in_parsing", "unanchored")
+"""Every state a label can be in, in the order anchoring tries them (docs/formats.md)."""
 
 
 @dataclass
 class AnchoredEvidence:
-    """One gold label after checking it against the index."""
+    """One gold label after checking it against the index: its state and the evidence for it.
+
+    ``chunk_ids`` are where the evidence is now: the chunks that each hold it alone
+    (alternatives: a hit on any of them finds the label), or, for a ``split`` claim, the two
+    adjacent chunks that hold it together; none when it is nowhere. ``candidates`` are the
+    other chunks worth a look (holders in other documents, the nearest chunks of an
+    unanchored label), with ``similarity`` beside them when they only resemble the label.
+    """
 
     label: GoldEvidence
     status: AnchorStatus
-    chunk_ids: list[str]  # where the evidence is now (two for a split claim, none if lost)
+    chunk_ids: list[str]
     reason: str = ""
     candidates: list[str] = field(default_factory=list)
     split: bool = False  # the claim is held only by two adjacent chunks together
+    similarity: list[float] = field(default_factory=list)  # one per candidate, or none
+
+    @property
+    def alternatives(self) -> bool:
+        """True when the label has several chunks and each holds it alone."""
+        return not self.split and len(self.chunk_ids) > 1
 
     def report(self, question_id: str) -> dict[str, object]:
         return {
@@ -43,6 +60,7 @@ class AnchoredEvidence:
             "chunk_ids": self.chunk_ids,
             "reason": self.reason,
             "candidates": self.candidates,
+            "similarity": self.similarity,
             "split": self.split,
         }
 
@@ -62,6 +80,31 @@ class QuestionGold:
             for cid in ev.chunk_ids:
                 out[cid] = max(out.get(cid, 0), ev.label.grade)
         return out
+
+    @property
+    def alternatives(self) -> dict[str, str]:
+        """Gold chunk → the gold chunk it stands for, for every chunk that is one of several
+        holders of a label (``also_in``, a ``reanchored`` claim with several holders): the
+        chunks of a label, and of labels that share a chunk, are one relevant item, counted
+        under the first of them (:func:`ragassay.metrics.retrieval.retrieval_scores`)."""
+        order: dict[str, int] = {}
+        for ev in self.evidence:
+            for cid in ev.chunk_ids:
+                order.setdefault(cid, len(order))
+        parent = {c: c for c in order}
+
+        def root(c: str) -> str:
+            while parent[c] != c:
+                c = parent[c]
+            return c
+        for ev in self.evidence:
+            if ev.alternatives:
+                for cid in ev.chunk_ids[1:]:
+                    a, b = root(ev.chunk_ids[0]), root(cid)
+                    if a != b:  # the chunk seen first stands for the group
+                        lo, hi = sorted((a, b), key=order.__getitem__)
+                        parent[hi] = lo
+        return {c: r for c in order if (r := root(c)) != c}
 
     @property
     def usable(self) -> bool:
@@ -216,6 +259,42 @@ class _Texts:
         return out
 
 
+    def nearest(self, needle: str, n: int) -> list[tuple[int, float]]:
+        """The ``n`` rows most like ``needle`` with their similarity, best first (ties in
+        row order); rows sharing no word with it are never listed.
+
+        similarity = |bigrams(needle) ∩ bigrams(text)| / |bigrams(needle)|, the share of the
+        needle's character bigrams (spaces dropped) found in the text, rounded to 3 places:
+        1.0 when every piece of a claim stands somewhere in the chunk, so a reworded or
+        re-numbered claim scores high. Only the rows sharing the most words with the needle
+        are scored (at most ``50·n``), and words held by more than a tenth of the rows are
+        not counted unless the needle has no other, so a label costs its rare words'
+        postings, not every row.
+        """
+        words = self.words()
+        needle_words = [w for w in set(needle.split(" ")) if w in words]
+        common = max(len(self.texts) // 10, 10)
+        rare = [w for w in needle_words if len(words[w]) <= common] or needle_words
+        hits: dict[int, int] = {}
+        for w in rare:
+            for row in words[w]:
+                hits[row] = hits.get(row, 0) + 1
+        if not hits:
+            return []
+        grams = _bigrams(needle)
+        if not grams:
+            return []
+        pool = sorted(hits, key=lambda r: (-hits[r], r))[: 50 * n]
+        scored = [(r, round(len(grams & _bigrams(self.texts[r])) / len(grams), 3)) for r in pool]
+        return sorted(scored, key=lambda x: (-x[1], x[0]))[:n]
+
+
+def _bigrams(text: str) -> set[str]:
+    squeezed = text.replace(" ", "")
+    return {squeezed[i:i + 2] for i in range(len(squeezed) - 1)} or ({squeezed} if squeezed
+                                                                       else set())
+
+
 class _AnchorTexts:
     """What anchoring searches in one store, built once per store (``Index.cache``): every
     chunk's text normalised (for claims) and squashed (for required terms), and the same for
@@ -263,10 +342,11 @@ class _AnchorTexts:
         return self._pair_texts[by]
 
 
-def _needle(label: GoldEvidence) -> tuple[str, Callable[[str], bool]]:
-    """What a label's text must hold: the literal every holding text contains, and the exact
-    test on a text in the label's form (normalised for a claim, squashed for terms)."""
-    if label.support_claim:
+def _needle(label: GoldEvidence, by: str) -> tuple[str, Callable[[str], bool]]:
+    """What a label's text must hold, by its ``support_claim`` or its ``required_terms``: the
+    literal every holding text contains, and the exact test on a text in that form
+    (normalised for a claim, squashed for terms)."""
+    if by == "support_claim" and label.support_claim:
         claim = normalize(label.support_claim)
         return claim, lambda text: claim in text
     patterns = [term_pattern(t) for t in label.required_terms]
@@ -292,15 +372,35 @@ def _adjacent_pairs(index: Index, doc_id: str) -> list[tuple[str, str, str]]:
     return pairs
 
 
-def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
-    """Place one gold label in the index; see the module docstring.
+NEAREST = 3  # candidates an unanchored label lists
 
-    The label's own chunk first; else the chunks holding it in the labelled document (in
-    ``seq`` order), else in the first document (index order) that has one; else the first
-    pair of adjacent chunks holding it together, in the same document order. The search
-    goes through look-ups built once per store (:class:`_AnchorTexts`), so a label costs
-    the chunks that could hold it, not every chunk; the result is that of checking every
-    chunk in that order.
+
+def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
+    """Place one gold label in the index: the first of these states that applies.
+
+    A label *holds* in a text when its ``support_claim`` (normalised) stands in the text
+    (normalised); without a claim, when the text holds every ``required_terms`` item.
+
+    - ``ok``: the labelled chunk holds it, and no other chunk of its document does.
+    - ``also_in``: the labelled chunk holds the claim and so do further chunks of its
+      document (overlapping windows): all of them are gold, as alternatives.
+    - ``reanchored``: the labelled chunk is gone or does not hold it; the chunks of one
+      document that do become its gold (the labelled document first, then index order;
+      by ``required_terms``, the first of them only). Also a pair of adjacent chunks that
+      hold it together when neither is the labelled chunk.
+    - ``split``: no chunk holds it alone, but the labelled chunk and its neighbour do.
+    - ``terms_only``: the claim stands in no chunk or pair, but one chunk holds every
+      ``required_terms`` item (the labelled chunk first): anchored there, flagged as a
+      paraphrase to review.
+    - ``lost_in_parsing``: nothing holds it and the loader dropped content of the labelled
+      document (the labelled chunk is kept if it exists).
+    - ``unanchored``: none of these; the :data:`NEAREST` chunks most like the label are its
+      ``candidates``, with their ``similarity`` (:meth:`_Texts.nearest`).
+
+    Holders in other documents than the anchored one are ``candidates``, never gold. The
+    search goes through look-ups built once per store (:class:`_AnchorTexts`), so a label
+    costs the chunks that could hold it, not every chunk; the result is that of checking
+    every chunk in that order (``tests/test_anchor_index.py``).
     """
     if not (label.support_claim or label.required_terms):
         if index.has(label.chunk_id):
@@ -309,27 +409,29 @@ def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
                                 "label has no support_claim or required_terms to re-anchor by")
     by = "support_claim" if label.support_claim else "required_terms"
     texts = _AnchorTexts.of(index)
-    needle, holds = _needle(label)
-    if index.has(label.chunk_id) and holds(texts.chunks(by).texts[index.position(label.chunk_id)]):
-        return AnchoredEvidence(label, "ok", [label.chunk_id])
-    why = ("chunk id not in the index" if not index.has(label.chunk_id)
-           else "chunk no longer holds the support claim")
     first = label.doc_id if label.doc_id and index.has_document(label.doc_id) else None
 
     def order(doc_id: str) -> int | None:  # the labelled document first, then index order
         return -1 if doc_id == first else texts.doc_rank.get(doc_id)
 
-    chunk_texts = texts.chunks(by)
-    found = [r for r in chunk_texts.rows_with(needle) if holds(chunk_texts.texts[r])]
-    docs = {d: o for d in {index.chunks[r].doc_id for r in found}
-            if (o := order(d)) is not None}
-    if docs:
-        doc_id = min(docs, key=docs.__getitem__)
-        rows = set(found)
-        holders = [c.chunk_id for c in index.chunks_of(doc_id)
-                   if index.position(c.chunk_id) in rows]
-        return AnchoredEvidence(label, "reanchored", [holders[0]],
-                                f"{why}; re-anchored by {by}", holders)
+    here, elsewhere = _holders(label, by, index, texts, order)
+    where = "" if not elsewhere else f"; it also stands in {len(elsewhere)} chunk(s) of other " \
+        "documents (candidates, not gold)"
+    if label.chunk_id in here:
+        if by == "required_terms" or len(here) == 1:
+            return AnchoredEvidence(label, "ok", [label.chunk_id], where.lstrip("; "),
+                                    elsewhere)
+        others = [c for c in here if c != label.chunk_id]
+        return AnchoredEvidence(label, "also_in", [label.chunk_id, *others],
+                                f"the support_claim also stands in {', '.join(others)}: "
+                                f"every one is gold{where}", elsewhere)
+    why = ("chunk id not in the index" if not index.has(label.chunk_id)
+           else f"chunk no longer holds the {by}")
+    if here:
+        gold = here if by == "support_claim" else here[:1]
+        return AnchoredEvidence(label, "reanchored", gold, f"{why}; re-anchored by {by}{where}",
+                                here + elsewhere)
+    needle, holds = _needle(label, by)
     pair_texts = texts.pair_texts(by)
     pairs = texts.pairs()
     split = [(o, r) for r in pair_texts.rows_with(needle)
@@ -339,6 +441,14 @@ def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
         status: AnchorStatus = "split" if label.chunk_id in (a, b) else "reanchored"
         return AnchoredEvidence(label, status, [a, b], f"the {by} spans two "
                                 "adjacent chunks", [a, b], split=True)
+    if by == "support_claim" and label.required_terms:
+        by_terms = _holders(label, "required_terms", index, texts, order)[0]
+        if by_terms:
+            at = label.chunk_id if label.chunk_id in by_terms else by_terms[0]
+            return AnchoredEvidence(
+                label, "terms_only", [at], "the support_claim stands in no chunk, but every "
+                f"required_terms item stands in {at}: a paraphrase? review the claim",
+                [c for c in by_terms if c != at])
     known_doc = bool(label.doc_id) and index.has_document(label.doc_id)
     doc = index.document(label.doc_id) if known_doc else None
     if doc is not None and any(doc.dropped.values()):
@@ -347,7 +457,27 @@ def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
         return AnchoredEvidence(label, "lost_in_parsing", kept,
                                 f"{by} is in no chunk; the loader dropped {dropped} of "
                                 f"{doc.doc_id}")
-    return AnchoredEvidence(label, "unanchored", [], f"{why}; no chunk holds the {by}")
+    near = texts.chunks("support_claim").nearest(
+        normalize(label.support_claim or " ".join(label.required_terms)), NEAREST)
+    return AnchoredEvidence(label, "unanchored", [], f"{why}; no chunk holds the {by}"
+                            + ("; the nearest chunks are its candidates" if near else ""),
+                            [index.chunks[r].chunk_id for r, _ in near],
+                            similarity=[sim for _, sim in near])
+
+
+def _holders(label: GoldEvidence, by: str, index: Index, texts: _AnchorTexts,
+             order: Callable[[str], int | None]) -> tuple[list[str], list[str]]:
+    """The chunks holding the label by ``by``: those of the first document that has one
+    (``order``: the labelled document first, then index order), in ``seq`` order, and those
+    of the other documents, in that order."""
+    needle, holds = _needle(label, by)
+    chunk_texts = texts.chunks(by)
+    found = {r for r in chunk_texts.rows_with(needle) if holds(chunk_texts.texts[r])}
+    docs = sorted((o, d) for d in {index.chunks[r].doc_id for r in found}
+                  if (o := order(d)) is not None)
+    by_doc = [[c.chunk_id for c in index.chunks_of(d) if index.position(c.chunk_id) in found]
+              for _, d in docs]
+    return (by_doc[0], [c for ids in by_doc[1:] for c in ids]) if by_doc else ([], [])
 
 
 def anchor_gold(questions: Sequence[Question], gold: dict[str, GoldRecord],
