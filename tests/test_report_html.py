@@ -34,6 +34,7 @@ from ragassay.diagnose import LABELS
 from ragassay.reasons import NO_PREDICTION
 from ragassay.report.charts import BAR_PLOT_W, FAIL_LABEL_W, FAIL_PLOT_W, LABEL_W
 from ragassay.report.html import decode_row, failing_first, render_html, write_html
+from ragassay.report.summary import gold_line
 from ragassay.run import run_evaluation
 from ragassay.runfolder import Aggregate
 from ragassay.schema import (
@@ -310,7 +311,8 @@ def test_real_run_lists_reanchored_gold(real_run: tuple[RunResult, Path]) -> Non
     page = page_of(run_dir)
     moved = result.metrics.gold["reanchored"]
     assert moved, "the fixture carries re-anchored gold"
-    assert f"{len(moved)} gold label(s) re-anchored" in page
+    assert html.escape(gold_line(result.metrics.gold)) in page
+    assert "15 labels: 13 ok, 1 split, 1 lost_in_parsing" in page
     for m in moved:
         assert html.escape(m["reason"]) in page
 
