@@ -69,7 +69,10 @@ def anchor_by_scan(label: GoldEvidence, index: Index) -> AnchoredEvidence:
                 return AnchoredEvidence(label, status, [a, b], f"the {by} spans two "
                                         "adjacent chunks", [a, b], split=True)
     if by == "support_claim" and label.required_terms:
-        terms, _ = _holders_by_scan(label, index, "required_terms", doc_ids)
+        own = (label.doc_id if label.doc_id and index.has_document(label.doc_id)
+               else index.chunk(label.chunk_id).doc_id if index.has(label.chunk_id) else None)
+        terms = [c.chunk_id for c in index.chunks_of(own)
+                 if _holds(label, c.text, "required_terms")] if own is not None else []
         if terms:
             at = label.chunk_id if label.chunk_id in terms else terms[0]
             return AnchoredEvidence(
@@ -105,15 +108,20 @@ def _nearest_by_scan(label: GoldEvidence, index: Index) -> list[tuple[str, float
     if not grams:
         return []
     pool = sorted(shared, key=lambda r: (-shared[r], r))[:150]
-    scored = [(r, round(len(grams & _grams(normalize(index.chunks[r].text))) / len(grams), 3))
-              for r in pool]
+    scored = [(r, round(len(grams & _grams(normalize(index.chunks[r].text), len(needle)))
+                        / len(grams), 3)) for r in pool]
     scored.sort(key=lambda x: (-x[1], x[0]))
     return [(index.chunks[r].chunk_id, s) for r, s in scored[:3]]
 
 
-def _grams(text: str) -> set[str]:
+def _grams(text: str, of: int = 2) -> set[str]:
+    """The character bigrams of ``text`` without spaces (its one character when that is
+    all; with ``of`` = 1, also every single character, to hold a one-character needle)."""
     t = text.replace(" ", "")
-    return {t[i:i + 2] for i in range(len(t) - 1)} or ({t} if t else set())
+    grams = {t[i:i + 2] for i in range(len(t) - 1)}
+    if of <= 1 or len(t) <= 1:
+        grams |= set(t)
+    return grams
 
 
 # --- a generated store ---------------------------------------------------------------

@@ -243,7 +243,7 @@ class _Texts:
             postings = sorted((words.get(w, []) for w in set(inner)), key=len)
             rows = set(postings[0])
             for p in postings[1:]:
-                if not rows:
+                if len(rows) * 8 < len(p):  # reading the few texts costs less than this
                     break
                 rows.intersection_update(p)
             return sorted(r for r in rows if needle in self.texts[r])
@@ -285,7 +285,10 @@ class _Texts:
         if not grams:
             return []
         pool = sorted(hits, key=lambda r: (-hits[r], r))[: 50 * n]
-        scored = [(r, round(len(grams & _bigrams(self.texts[r])) / len(grams), 3)) for r in pool]
+        scored = []
+        for r in pool:
+            squeezed = self.texts[r].replace(" ", "")
+            scored.append((r, round(sum(g in squeezed for g in grams) / len(grams), 3)))
         return sorted(scored, key=lambda x: (-x[1], x[0]))[:n]
 
 
@@ -389,9 +392,9 @@ def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
       by ``required_terms``, the first of them only). Also a pair of adjacent chunks that
       hold it together when neither is the labelled chunk.
     - ``split``: no chunk holds it alone, but the labelled chunk and its neighbour do.
-    - ``terms_only``: the claim stands in no chunk or pair, but one chunk holds every
-      ``required_terms`` item (the labelled chunk first): anchored there, flagged as a
-      paraphrase to review.
+    - ``terms_only``: the claim stands in no chunk or pair, but a chunk of the labelled
+      document holds every ``required_terms`` item (the labelled chunk first, else the first
+      in ``seq`` order): anchored there, flagged as a paraphrase to review.
     - ``lost_in_parsing``: nothing holds it and the loader dropped content of the labelled
       document (the labelled chunk is kept if it exists).
     - ``unanchored``: none of these; the :data:`NEAREST` chunks most like the label are its
@@ -442,7 +445,7 @@ def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
         return AnchoredEvidence(label, status, [a, b], f"the {by} spans two "
                                 "adjacent chunks", [a, b], split=True)
     if by == "support_claim" and label.required_terms:
-        by_terms = _holders(label, "required_terms", index, texts, order)[0]
+        by_terms = _term_holders(label, index, texts)
         if by_terms:
             at = label.chunk_id if label.chunk_id in by_terms else by_terms[0]
             return AnchoredEvidence(
@@ -463,6 +466,22 @@ def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
                             + ("; the nearest chunks are its candidates" if near else ""),
                             [index.chunks[r].chunk_id for r, _ in near],
                             similarity=[sim for _, sim in near])
+
+
+def _term_holders(label: GoldEvidence, index: Index, texts: _AnchorTexts) -> list[str]:
+    """The chunks of the labelled document (its ``doc_id`` if the index has it, else the
+    labelled chunk's) that hold every ``required_terms`` item, in ``seq`` order. Terms are
+    weak evidence, so a paraphrased claim is looked for only where the label points."""
+    if label.doc_id and index.has_document(label.doc_id):
+        doc_id = label.doc_id
+    elif index.has(label.chunk_id):
+        doc_id = index.chunk(label.chunk_id).doc_id
+    else:
+        return []
+    _, holds = _needle(label, "required_terms")
+    squashed = texts.chunks("required_terms").texts
+    return [c.chunk_id for c in index.chunks_of(doc_id)
+            if holds(squashed[index.position(c.chunk_id)])]
 
 
 def _holders(label: GoldEvidence, by: str, index: Index, texts: _AnchorTexts,

@@ -9,8 +9,9 @@ The commands live in one module per group (:mod:`.evaluate`: index, run, sweep;
 :mod:`.gating`: gate; :mod:`.reports`: compare, report, export-trec; :mod:`.measures`:
 metrics, trec-eval, judge-check; :mod:`.gold`: the ``gold`` group), with :mod:`.common`
 (guard, options) and :mod:`.output` (JSON, tables, the gate document); they are registered
-here, in the order ``--help`` lists them. The consoles ``err`` and ``out`` live here too, and the commands look them up as
-``cli.err`` / ``cli.out`` when they run, so replacing ``ragassay.cli.out`` reaches them all.
+here, in the order ``--help`` lists them. The consoles ``err`` and ``out`` live here too,
+and the commands look them up as ``cli.err`` / ``cli.out`` when they run, so replacing
+``ragassay.cli.out`` reaches them all.
 """
 
 from __future__ import annotations
