@@ -271,10 +271,22 @@ def test_run_summary_and_report_carry_the_audit(tmp_path: Path) -> None:
     names = [n for n in LABELS if n != "unanchored"]
     gold, questions, chunks = write_set(tmp_path, names)
     preds = tmp_path / "predictions.jsonl"
-    preds.write_text("".join(json.dumps({
-        "question_id": n, "retrieved": [{"chunk_id": "shop::2"}, {"chunk_id": "shop::1"}],
-        "answer": {"text": "I don't know", "status": "abstained"}}) + "\n"
-        for n in [*names, "none"]), encoding="utf-8")
+    declined = {"text": "I don't know", "status": "abstained"}
+    cites_2 = {"text": "Refunds go to the original card [shop::2].", "status": "supported"}
+    answers = {n: ([{"chunk_id": "shop::2"}, {"chunk_id": "shop::1"}], declined)
+               for n in [*names, "none"]}
+    # the also_in label's two chunks: both in the context, one cited, which cites the label
+    answers["also_in"] = ([{"chunk_id": "shop::2"}, {"chunk_id": "shop::1"}], cites_2)
+    # ... and a question with the same label that retrieves only one of them: found
+    answers["also_in_b"] = ([{"chunk_id": "shop::2"}, {"chunk_id": "shop::3"}], cites_2)
+    with questions.open("a", encoding="utf-8") as f:
+        f.write(json.dumps({"question_id": "also_in_b", "question": "?", "answerable": True})
+                + "\n")
+    with gold.open("a", encoding="utf-8") as f:
+        f.write(json.dumps({"question_id": "also_in_b", "gold_evidence": [
+            label("also_in").model_dump(exclude_defaults=True)]}) + "\n")
+    preds.write_text("".join(json.dumps({"question_id": n, "retrieved": hits, "answer": a})
+                             + "\n" for n, (hits, a) in answers.items()), encoding="utf-8")
     config = tmp_path / "config.yaml"
     config.write_text("chunks_path: chunks.jsonl\npredictions_path: predictions.jsonl\n"
                       "questions_path: questions.jsonl\ngold_evidence_path: gold.jsonl\n"
@@ -288,7 +300,7 @@ def test_run_summary_and_report_carry_the_audit(tmp_path: Path) -> None:
     doc = json.loads(audit.stdout)
     assert metrics["gold"] == {k: doc[k] for k in ("labels", "states", "unusable",
                                                    "reanchored")}
-    line = ("5 labels: 1 ok, 1 also_in, 1 reanchored, 1 terms_only, 1 split; every "
+    line = ("6 labels: 1 ok, 2 also_in, 1 reanchored, 1 terms_only, 1 split; every "
             "answerable question has usable gold")
     summary = (run / "summary.md").read_text(encoding="utf-8")
     assert "## Gold labels checked against the index\n\n" + line in summary
@@ -302,3 +314,11 @@ def test_run_summary_and_report_carry_the_audit(tmp_path: Path) -> None:
     also = rows["also_in"]
     assert also["gold_alternatives"] == {"shop::2": "shop::1"}
     assert also["metrics"]["num_gold"] == 1 and also["metrics"]["precision_at_2"] == 0.5
+    assert [h["gold"] for h in also["retrieved"]] == [True, True]
+    one = rows["also_in_b"]["metrics"]
+    assert one["recall_at_2"] == 1.0 and one["hit_at_2"] == 1 and one["rank"] == 1
+    failures = {json.loads(r)["question_id"]: json.loads(r)["failure_types"]
+                for r in (run / "failure_cases.jsonl").read_text().splitlines()}
+    for qid in ("also_in", "also_in_b"):  # one label cited or found: nothing is missing
+        assert "citation_failure.insufficient_citation" not in failures.get(qid, [])
+        assert "retrieval_failure.multi_chunk_evidence_missing" not in failures.get(qid, [])
