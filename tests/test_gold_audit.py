@@ -249,8 +249,10 @@ def test_fix_refuses_to_write_over_its_input(tmp_path: Path) -> None:
     gold, questions, chunks = write_set(tmp_path, ["reanchored"])
     before = gold.read_bytes()
     result = runner.invoke(app, args("fix", gold, questions, chunks, "--out", str(gold)))
-    assert result.exit_code == 2 and "never changes its input" in result.output
+    assert result.exit_code == 2 and "never change their input" in result.output
     assert gold.read_bytes() == before
+    result = runner.invoke(app, args("audit", gold, questions, chunks, "--out", str(gold)))
+    assert result.exit_code == 2 and gold.read_bytes() == before
 
 
 def test_fixed_gold_reads_back_with_previous_chunk_id(tmp_path: Path) -> None:

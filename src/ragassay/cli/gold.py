@@ -68,6 +68,8 @@ def audit(gold_path: GoldOpt, questions_path: QuestionsOpt, index_dir: IndexOpt 
     from ..jsonio import json_text
     from ..report.summary import GOLD_HEADER, GOLD_TITLE, gold_line, gold_rows
 
+    if out_file is not None:
+        _guard(lambda: _not_an_input(out_file, gold_path, questions_path))
     questions, anchored, _ = _guard(lambda: _anchored(gold_path, questions_path, index_dir,
                                                       chunks_path))
     report = {"gold_path": str(gold_path), "questions_path": str(questions_path),
@@ -87,6 +89,18 @@ def audit(gold_path: GoldOpt, questions_path: QuestionsOpt, index_dir: IndexOpt 
         raise typer.Exit(GATE_FAILED)
 
 
+def _not_an_input(out_file: Path, *inputs: Path) -> None:
+    """Refuse an ``--out`` that names an input file: the gold commands never change their
+    inputs."""
+    from ..errors import InputError
+
+    for path in inputs:
+        if out_file.resolve() == path.resolve() or (
+                out_file.exists() and path.exists() and out_file.samefile(path)):
+            raise InputError(out_file, f"--out is the input file {path}; write to a new file "
+                             "(the gold commands never change their input)", field="--out")
+
+
 def _order(questions: list[Question]) -> dict[str, int]:
     return {q.question_id: i for i, q in enumerate(questions)}
 
@@ -102,16 +116,9 @@ def fix(gold_path: GoldOpt, questions_path: QuestionsOpt,
     on stderr; `ragassay gold audit` lists their nearest chunks. Fixing a fixed file
     changes nothing."""
     from ..atomic import write_text
-    from ..errors import InputError
     from ..gold import fixed_gold_text, label_fixes
 
-    def same_file() -> None:
-        if out_file.resolve() == gold_path.resolve() or (
-                out_file.exists() and out_file.samefile(gold_path)):
-            raise InputError(out_file, "--out is the gold file itself; fix writes a new file "
-                             "and never changes its input", field="--out")
-
-    _guard(same_file)
+    _guard(lambda: _not_an_input(out_file, gold_path, questions_path))
     questions, anchored, store = _guard(lambda: _anchored(gold_path, questions_path,
                                                           index_dir, chunks_path))
     fixes = label_fixes(questions, anchored)
