@@ -44,6 +44,8 @@ def anchor_by_scan(label: GoldEvidence, index: Index) -> AnchoredEvidence:
                                 "label has no support_claim or required_terms to re-anchor by")
     by = "support_claim" if label.support_claim else "required_terms"
     doc_ids = [label.doc_id] if label.doc_id and index.has_document(label.doc_id) else []
+    if index.has(label.chunk_id) and _holds(label, index.chunk(label.chunk_id).text, by):
+        doc_ids = [index.chunk(label.chunk_id).doc_id]  # its own document is the place
     doc_ids += [d.doc_id for d in index.documents if d.doc_id not in doc_ids]
     here, elsewhere = _holders_by_scan(label, index, by, doc_ids)
     where = "" if not elsewhere else (f"; it also stands in {len(elsewhere)} chunk(s) of "

@@ -102,6 +102,10 @@ def test_holders_in_another_document_are_candidates_not_gold() -> None:
     ev = anchor_label(GoldEvidence(chunk_id="a::1", doc_id="a",
                                    support_claim="refunds go to the original card"), index)
     assert (ev.status, ev.chunk_ids, ev.candidates) == ("ok", ["a::1"], ["b::1"])
+    # a doc_id that names the other document does not move a label its chunk still holds
+    ev = anchor_label(GoldEvidence(chunk_id="a::1", doc_id="b",
+                                   support_claim="refunds go to the original card"), index)
+    assert (ev.status, ev.chunk_ids, ev.candidates) == ("ok", ["a::1"], ["b::1"])
 
 
 # --- a label held by several chunks: one relevant item ----------------------------------

@@ -3,8 +3,11 @@
 Gold labels name chunk ids, and chunk ids change whenever documents are re-chunked. A label
 that carries its `support_claim` (or `required_terms`) can be found again: each label is
 checked against the index and, when its chunk is gone or no longer holds the claim, moved to
-the chunk(s) that do. Every move is reported; a label that cannot be placed fails its
-question as an evaluation failure instead of silently scoring it.
+the chunk(s) that do. Every label gets a state with its evidence (:func:`anchor_label`);
+a label that cannot be placed fails its question as an evaluation failure instead of
+silently scoring it. :func:`gold_audit` reports the states (``ragassay gold audit``, and
+every run's record); :func:`label_fixes` and :func:`fixed_gold_text` write repaired labels
+(``ragassay gold fix``).
 """
 
 from __future__ import annotations
@@ -384,11 +387,11 @@ def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
     A label *holds* in a text when its ``support_claim`` (normalised) stands in the text
     (normalised); without a claim, when the text holds every ``required_terms`` item.
 
-    - ``ok``: the labelled chunk holds it, and no other chunk of its document does.
+    - ``ok``: the labelled chunk holds it, and (by claim) no other chunk of its document.
     - ``also_in``: the labelled chunk holds the claim and so do further chunks of its
       document (overlapping windows): all of them are gold, as alternatives.
     - ``reanchored``: the labelled chunk is gone or does not hold it; the chunks of one
-      document that do become its gold (the labelled document first, then index order;
+      document that do become its gold (the label's ``doc_id`` first, then index order;
       by ``required_terms``, the first of them only). Also a pair of adjacent chunks that
       hold it together when neither is the labelled chunk.
     - ``split``: no chunk holds it alone, but the labelled chunk and its neighbour do.
@@ -412,7 +415,12 @@ def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
                                 "label has no support_claim or required_terms to re-anchor by")
     by = "support_claim" if label.support_claim else "required_terms"
     texts = _AnchorTexts.of(index)
-    first = label.doc_id if label.doc_id and index.has_document(label.doc_id) else None
+    needle, holds = _needle(label, by)
+    if index.has(label.chunk_id) and holds(texts.chunks(by).texts[index.position(
+            label.chunk_id)]):  # the labelled chunk holds it: its document is the place
+        first: str | None = index.chunk(label.chunk_id).doc_id
+    else:
+        first = label.doc_id if label.doc_id and index.has_document(label.doc_id) else None
 
     def order(doc_id: str) -> int | None:  # the labelled document first, then index order
         return -1 if doc_id == first else texts.doc_rank.get(doc_id)
@@ -434,7 +442,6 @@ def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
         gold = here if by == "support_claim" else here[:1]
         return AnchoredEvidence(label, "reanchored", gold, f"{why}; re-anchored by {by}{where}",
                                 here + elsewhere)
-    needle, holds = _needle(label, by)
     pair_texts = texts.pair_texts(by)
     pairs = texts.pairs()
     split = [(o, r) for r in pair_texts.rows_with(needle)
