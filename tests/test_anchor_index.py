@@ -61,9 +61,9 @@ def anchor_by_scan(label: GoldEvidence, index: Index) -> AnchoredEvidence:
     why = ("chunk id not in the index" if not index.has(label.chunk_id)
            else f"chunk no longer holds the {by}")
     if here:
-        return AnchoredEvidence(label, "reanchored",
-                                here if by == "support_claim" else here[:1],
-                                f"{why}; re-anchored by {by}{where}", here + elsewhere)
+        gold = here if by == "support_claim" else here[:1]
+        return AnchoredEvidence(label, "reanchored", gold, f"{why}; re-anchored by {by}{where}",
+                                [c for c in here if c not in gold] + elsewhere)
     for doc_id in doc_ids:
         for a, b, joined in _adjacent_pairs(index, doc_id):
             if _holds(label, joined, by):

@@ -441,7 +441,7 @@ def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
     if here:
         gold = here if by == "support_claim" else here[:1]
         return AnchoredEvidence(label, "reanchored", gold, f"{why}; re-anchored by {by}{where}",
-                                here + elsewhere)
+                                here[len(gold):] + elsewhere)
     pair_texts = texts.pair_texts(by)
     pairs = texts.pairs()
     split = [(o, r) for r in pair_texts.rows_with(needle)
