@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ragassay.cli import app
@@ -142,6 +144,36 @@ def test_alternatives_agree_with_pytrec_eval_through_the_export() -> None:
     assert row["precision_at_3"] == pytest.approx(got["P_3"])
     assert row["ndcg_at_7"] == pytest.approx(got["ndcg_cut_7"])
     assert row["map"] == pytest.approx(got["map"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_alternatives_agree_with_pytrec_eval_on_generated_rankings(data: st.DataObject) -> None:
+    """Any gold with alternatives, any ranking: the run's values are trec_eval's on the
+    export's qrels and ranking (an independent implementation)."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    ids = [f"c{i}" for i in range(8)]
+    gold = data.draw(st.dictionaries(st.sampled_from(ids), st.integers(0, 3), min_size=1))
+    relevant = [c for c in gold if gold[c] >= 1]  # alternatives group relevant chunks only
+    same = {c: data.draw(st.sampled_from(relevant)) for c in relevant[1:]
+            if data.draw(st.booleans())}
+    same = {c: r for c, r in same.items() if r not in same and r != c}
+    ranked = data.draw(st.lists(st.sampled_from([*ids, "x", "y"]), unique=True))
+    row = retrieval_scores(ranked, gold, ks=[1, 3, 10], alternatives=same)
+    items: dict[str, int] = {}
+    for c, g in gold.items():
+        items[same.get(c, c)] = max(items.get(same.get(c, c), g), g)
+    if not any(g >= 1 for g in items.values()) or not ranked:
+        return
+    judged = _as_judged(ranked, same)
+    run = {"q": {c: float(len(judged) - i) for i, c in enumerate(judged)}}
+    got = pytrec_eval.RelevanceEvaluator({"q": items}, {"recall.1,3,10", "P.3", "map",
+                                                        "ndcg_cut.10"}).evaluate(run)["q"]
+    assert row["recall_at_3"] == pytest.approx(got["recall_3"])
+    assert row["recall_at_10"] == pytest.approx(got["recall_10"])
+    assert row["precision_at_3"] == pytest.approx(got["P_3"])
+    assert row["map"] == pytest.approx(got["map"])
+    assert row["ndcg_at_10"] == pytest.approx(got["ndcg_cut_10"])
 
 
 def test_question_gold_merges_labels_sharing_a_chunk() -> None:

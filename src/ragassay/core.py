@@ -168,8 +168,7 @@ def score_question(cfg: EvalConfig, inputs: Inputs, q: Question, pred: Predictio
     qgold = inputs.gold[q.question_id]
     grades = qgold.grades if qgold.usable else {}
     gold_ids = [c for c, g in grades.items() if g >= 1]
-    alternatives = ({c: r for c, r in qgold.alternatives.items() if grades[c] >= 1}
-                    if qgold.usable else {})
+    alternatives = qgold.alternatives if qgold.usable else {}
     ks = sorted({*cfg.retrieval_cutoffs(), k})
     base = {"question_id": q.question_id, "question": q.question, "topic": q.topic,
             "answerable": q.answerable, "gold_grades": {c: grades[c] for c in gold_ids},

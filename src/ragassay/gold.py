@@ -87,9 +87,10 @@ class QuestionGold:
     @property
     def alternatives(self) -> dict[str, str]:
         """Gold chunk → the gold chunk it stands for, for every chunk that is one of several
-        holders of a label (``also_in``, a ``reanchored`` claim with several holders): the
-        chunks of a label, and of labels that share a chunk, are one relevant item, counted
-        under the first of them (:func:`ragassay.metrics.retrieval.retrieval_scores`)."""
+        holders of a relevant label (grade >= 1; ``also_in``, a ``reanchored`` claim with
+        several holders): the chunks of a label, and of labels that share a chunk, are one
+        relevant item, counted under the first of them
+        (:func:`ragassay.metrics.retrieval.retrieval_scores`)."""
         order: dict[str, int] = {}
         for ev in self.evidence:
             for cid in ev.chunk_ids:
@@ -101,7 +102,7 @@ class QuestionGold:
                 c = parent[c]
             return c
         for ev in self.evidence:
-            if ev.alternatives:
+            if ev.alternatives and ev.label.grade >= 1:  # a judged-non-relevant label: apart
                 for cid in ev.chunk_ids[1:]:
                     a, b = root(ev.chunk_ids[0]), root(cid)
                     if a != b:  # the chunk seen first stands for the group
