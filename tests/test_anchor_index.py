@@ -7,7 +7,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ragassay.gold import AnchoredEvidence, AnchorStatus, _adjacent_pairs, anchor_label
+from ragassay.gold import (
+    ANCHOR_STATES,
+    AnchoredEvidence,
+    AnchorStatus,
+    _adjacent_pairs,
+    anchor_label,
+)
 from ragassay.schema import Chunk, Document, GoldEvidence
 from ragassay.store import Index
 from ragassay.text import contains_term, normalize
@@ -15,36 +21,66 @@ from ragassay.text import contains_term, normalize
 # --- the reference: every chunk, every label, as anchoring did it before the look-ups ---
 
 
-def _holds(label: GoldEvidence, text: str) -> bool:
-    if label.support_claim:
-        return normalize(label.support_claim) in normalize(text)
-    if label.required_terms:
-        return all(contains_term(text, t) for t in label.required_terms)
-    return True
+def _holds(label: GoldEvidence, text: str, by: str) -> bool:
+    if by == "support_claim":
+        return normalize(label.support_claim or "") in normalize(text)
+    return all(contains_term(text, t) for t in label.required_terms)
+
+
+def _holders_by_scan(label: GoldEvidence, index: Index, by: str,
+                     doc_ids: list[str]) -> tuple[list[str], list[str]]:
+    by_doc = [[c.chunk_id for c in index.chunks_of(d) if _holds(label, c.text, by)]
+              for d in doc_ids]
+    by_doc = [ids for ids in by_doc if ids]
+    return (by_doc[0], [c for ids in by_doc[1:] for c in ids]) if by_doc else ([], [])
 
 
 def anchor_by_scan(label: GoldEvidence, index: Index) -> AnchoredEvidence:
-    if index.has(label.chunk_id) and _holds(label, index.chunk(label.chunk_id).text):
-        return AnchoredEvidence(label, "ok", [label.chunk_id])
-    why = ("chunk id not in the index" if not index.has(label.chunk_id)
-           else "chunk no longer holds the support claim")
+    """Every state of docs/formats.md, checking every chunk of every document in order."""
     if not (label.support_claim or label.required_terms):
-        return AnchoredEvidence(label, "unanchored", [], why + "; the label has no "
-                                "support_claim or required_terms to re-anchor by")
+        if index.has(label.chunk_id):
+            return AnchoredEvidence(label, "ok", [label.chunk_id])
+        return AnchoredEvidence(label, "unanchored", [], "chunk id not in the index; the "
+                                "label has no support_claim or required_terms to re-anchor by")
     by = "support_claim" if label.support_claim else "required_terms"
     doc_ids = [label.doc_id] if label.doc_id and index.has_document(label.doc_id) else []
+    if index.has(label.chunk_id) and _holds(label, index.chunk(label.chunk_id).text, by):
+        doc_ids = [index.chunk(label.chunk_id).doc_id]  # its own document is the place
     doc_ids += [d.doc_id for d in index.documents if d.doc_id not in doc_ids]
-    for doc_id in doc_ids:
-        holders = [c.chunk_id for c in index.chunks_of(doc_id) if _holds(label, c.text)]
-        if holders:
-            return AnchoredEvidence(label, "reanchored", [holders[0]],
-                                    f"{why}; re-anchored by {by}", holders)
+    here, elsewhere = _holders_by_scan(label, index, by, doc_ids)
+    where = "" if not elsewhere else (f"; it also stands in {len(elsewhere)} chunk(s) of "
+                                      "other documents (candidates, not gold)")
+    if label.chunk_id in here:
+        if by == "required_terms" or len(here) == 1:
+            return AnchoredEvidence(label, "ok", [label.chunk_id], where.lstrip("; "),
+                                    elsewhere)
+        others = [c for c in here if c != label.chunk_id]
+        return AnchoredEvidence(label, "also_in", [label.chunk_id, *others],
+                                f"the support_claim also stands in {', '.join(others)}: "
+                                f"every one is gold{where}", elsewhere)
+    why = ("chunk id not in the index" if not index.has(label.chunk_id)
+           else f"chunk no longer holds the {by}")
+    if here:
+        gold = here if by == "support_claim" else here[:1]
+        return AnchoredEvidence(label, "reanchored", gold, f"{why}; re-anchored by {by}{where}",
+                                [c for c in here if c not in gold] + elsewhere)
     for doc_id in doc_ids:
         for a, b, joined in _adjacent_pairs(index, doc_id):
-            if _holds(label, joined):
+            if _holds(label, joined, by):
                 status: AnchorStatus = "split" if label.chunk_id in (a, b) else "reanchored"
                 return AnchoredEvidence(label, status, [a, b], f"the {by} spans two "
                                         "adjacent chunks", [a, b], split=True)
+    if by == "support_claim" and label.required_terms:
+        own = (label.doc_id if label.doc_id and index.has_document(label.doc_id)
+               else index.chunk(label.chunk_id).doc_id if index.has(label.chunk_id) else None)
+        terms = [c.chunk_id for c in index.chunks_of(own)
+                 if _holds(label, c.text, "required_terms")] if own is not None else []
+        if terms:
+            at = label.chunk_id if label.chunk_id in terms else terms[0]
+            return AnchoredEvidence(
+                label, "terms_only", [at], "the support_claim stands in no chunk, but every "
+                f"required_terms item stands in {at}: a paraphrase? review the claim",
+                [c for c in terms if c != at])
     known_doc = bool(label.doc_id) and index.has_document(label.doc_id)
     doc = index.document(label.doc_id) if known_doc else None
     if doc is not None and any(doc.dropped.values()):
@@ -53,7 +89,41 @@ def anchor_by_scan(label: GoldEvidence, index: Index) -> AnchoredEvidence:
         return AnchoredEvidence(label, "lost_in_parsing", kept,
                                 f"{by} is in no chunk; the loader dropped {dropped} of "
                                 f"{doc.doc_id}")
-    return AnchoredEvidence(label, "unanchored", [], f"{why}; no chunk holds the {by}")
+    near = _nearest_by_scan(label, index)
+    return AnchoredEvidence(label, "unanchored", [], f"{why}; no chunk holds the {by}"
+                            + ("; the nearest chunks are its candidates" if near else ""),
+                            [c for c, _ in near], similarity=[s for _, s in near])
+
+
+def _nearest_by_scan(label: GoldEvidence, index: Index) -> list[tuple[str, float]]:
+    """The rule of ``_Texts.nearest`` by reading every chunk: count each chunk's shared rare
+    words (a word is rare in at most a tenth of the chunks, at least 10; all words when the
+    label has no rare one), keep the 150 chunks sharing the most, score them by the share
+    of the label's character bigrams they hold, and list the best three."""
+    needle = normalize(label.support_claim or " ".join(label.required_terms))
+    texts = [set(normalize(c.text).split(" ")) for c in index.chunks]
+    present = [w for w in set(needle.split(" ")) if any(w in t for t in texts)]
+    common = max(len(texts) // 10, 10)
+    rare = [w for w in present if sum(w in t for t in texts) <= common] or present
+    shared = {row: n for row, t in enumerate(texts) if (n := sum(w in t for w in rare))}
+    grams = _grams(needle)
+    if not grams:
+        return []
+    pool = sorted(shared, key=lambda r: (-shared[r], r))[:150]
+    scored = [(r, round(len(grams & _grams(normalize(index.chunks[r].text), len(needle)))
+                        / len(grams), 3)) for r in pool]
+    scored.sort(key=lambda x: (-x[1], x[0]))
+    return [(index.chunks[r].chunk_id, s) for r, s in scored[:3]]
+
+
+def _grams(text: str, of: int = 2) -> set[str]:
+    """The character bigrams of ``text`` without spaces (its one character when that is
+    all; with ``of`` = 1, also every single character, to hold a one-character needle)."""
+    t = text.replace(" ", "")
+    grams = {t[i:i + 2] for i in range(len(t) - 1)}
+    if of <= 1 or len(t) <= 1:
+        grams |= set(t)
+    return grams
 
 
 # --- a generated store ---------------------------------------------------------------
@@ -105,8 +175,9 @@ def random_label(rng: random.Random, index: Index) -> GoldEvidence:
         a = rng.randint(0, len(source))
         claim = source[a : a + rng.randint(0, 30)]
         return GoldEvidence(chunk_id=chunk_id, doc_id=doc_id, support_claim=claim or " ")
-    if kind < 0.7:  # words that may be nowhere
-        return GoldEvidence(chunk_id=chunk_id, doc_id=doc_id,
+    if kind < 0.7:  # words that may be nowhere, maybe with terms to fall back on
+        terms = rng.sample(WORDS, rng.randint(1, 2)) if rng.random() < 0.5 else []
+        return GoldEvidence(chunk_id=chunk_id, doc_id=doc_id, required_terms=terms,
                             support_claim=" ".join(rng.sample(WORDS, rng.randint(1, 4))))
     if kind < 0.95:
         terms = rng.sample(WORDS + ["", "  ", "4", "5 Tage"], rng.randint(1, 3))
@@ -116,11 +187,15 @@ def random_label(rng: random.Random, index: Index) -> GoldEvidence:
 
 def test_anchoring_equals_checking_every_chunk() -> None:
     rng = random.Random(7)
+    seen: set[str] = set()
     for _ in range(12):
         index = make_store(rng, docs=rng.randint(1, 6), per_doc=rng.randint(1, 12))
         for _ in range(150):
             label = random_label(rng, index)
-            assert anchor_label(label, index) == anchor_by_scan(label, index), label
+            anchored = anchor_label(label, index)
+            assert anchored == anchor_by_scan(label, index), label
+            seen.add(anchored.status)
+    assert seen == set(ANCHOR_STATES)  # the generated labels reach every state
 
 
 def test_look_ups_are_built_once_per_store() -> None:

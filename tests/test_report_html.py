@@ -34,6 +34,7 @@ from ragassay.diagnose import LABELS
 from ragassay.reasons import NO_PREDICTION
 from ragassay.report.charts import BAR_PLOT_W, FAIL_LABEL_W, FAIL_PLOT_W, LABEL_W
 from ragassay.report.html import decode_row, failing_first, render_html, write_html
+from ragassay.report.summary import gold_line
 from ragassay.run import run_evaluation
 from ragassay.runfolder import Aggregate
 from ragassay.schema import (
@@ -310,7 +311,8 @@ def test_real_run_lists_reanchored_gold(real_run: tuple[RunResult, Path]) -> Non
     page = page_of(run_dir)
     moved = result.metrics.gold["reanchored"]
     assert moved, "the fixture carries re-anchored gold"
-    assert f"{len(moved)} gold label(s) re-anchored" in page
+    assert html.escape(gold_line(result.metrics.gold)) in page
+    assert "15 labels: 13 ok, 1 split, 1 lost_in_parsing" in page
     for m in moved:
         assert html.escape(m["reason"]) in page
 
@@ -516,11 +518,11 @@ def test_reanchored_labels_are_listed(tmp_path: Path) -> None:
         {"question_id": "q5", "labelled_chunk_id": "d::x", "status": "unanchored",
          "chunk_ids": [], "reason": "claim <now> in no chunk"})
     _, page = written(moved_run, tmp_path / "moved")
-    assert "2 gold label(s) re-anchored" in page
+    assert html.escape(gold_line(moved_run.metrics.gold)) in page
     assert html.escape(moved[0]["reason"]) in page
     assert "claim &lt;now&gt; in no chunk" in page and "(nowhere)" in page
     _, none = written(tiny(3), tmp_path / "none")
-    assert "none was re-anchored" in none
+    assert "4 labels: 4 ok; every answerable question has usable gold</p></section>" in none
 
 
 # --- escaping and determinism -----------------------------------------------------------

@@ -94,8 +94,8 @@ def test_lenient_mode_turns_unknown_keys_into_warnings(tmp_path: Path) -> None:
     assert rec.gold_evidence[0].grade == 1
     assert warnings == [
         f"{p}:1: field 'gold_evidence.0.grdae': unknown field 'grdae'; did you mean grade? "
-        "(known: chunk_id, doc_id, grade, metadata, page_span, required_terms, "
-        "support_claim); ignored",
+        "(known: chunk_id, doc_id, grade, metadata, page_span, previous_chunk_id, "
+        "required_terms, support_claim); ignored",
         f"{p}:1: field 'note': unknown field 'note'; known: gold_evidence, metadata, "
         "question_id; ignored",
     ]

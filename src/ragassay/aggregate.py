@@ -16,6 +16,7 @@ from .answer.prompt import TOKENIZER
 from .checks import totals
 from .config import EvalConfig
 from .diagnose import LABELS, UNOBSERVABLE, count_labels
+from .gold import run_gold
 from .metrics.stats import aggregate
 from .reasons import NO_PREDICTION, NOT_APPLICABLE
 from .runfolder import RUN_SCHEMA_VERSION, Aggregate, Counts, Provenance, QuestionResult, RunMetrics
@@ -141,8 +142,7 @@ def summarize(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult], *,
         notes=list(notes),
         failures=_failure_summary(results),
         cost=cost_summary(results),
-        gold={"reanchored": [ev.report(qid) for qid, g in inputs.gold.items()
-                             for ev in g.evidence if ev.status != "ok"]},
+        gold=run_gold(inputs.questions, inputs.gold),
         provenance=Provenance(**prov),
         timings={"latency_ms": latency_summary(results), **(timings or {})},
     )

@@ -168,9 +168,11 @@ def score_question(cfg: EvalConfig, inputs: Inputs, q: Question, pred: Predictio
     qgold = inputs.gold[q.question_id]
     grades = qgold.grades if qgold.usable else {}
     gold_ids = [c for c, g in grades.items() if g >= 1]
+    alternatives = qgold.alternatives if qgold.usable else {}
     ks = sorted({*cfg.retrieval_cutoffs(), k})
     base = {"question_id": q.question_id, "question": q.question, "topic": q.topic,
-            "answerable": q.answerable, "gold_grades": {c: grades[c] for c in gold_ids}}
+            "answerable": q.answerable, "gold_grades": {c: grades[c] for c in gold_ids},
+            "gold_alternatives": alternatives}
     if pred is None and ranking is not None and not_measured != NO_PREDICTION:
         return _score_unanswered(cfg, inputs, q, ranking, base, grades=grades, ks=ks, k=k,
                                  threshold=threshold, not_measured=not_measured)
@@ -187,7 +189,8 @@ def score_question(cfg: EvalConfig, inputs: Inputs, q: Question, pred: Predictio
     ranked = context_of(pred, len(pred.retrieved) or 1, threshold)
     context = ranked[:k]
     score_of = {h.chunk_id: h.score for h in reversed(pred.retrieved)}
-    retrieval = retrieval_scores(ranked, grades, ks=ks, hit_policy=cfg.metrics.hit_policy)
+    retrieval = retrieval_scores(ranked, grades, ks=ks, hit_policy=cfg.metrics.hit_policy,
+                                 alternatives=alternatives)
     scores = score_answer(
         q, pred.answer, context_ids=context, gold_ids=gold_ids, chunk_texts=inputs.chunk_texts,
         decline_phrases=(*DEFAULT_DECLINE_PHRASES, *cfg.decline_phrases),
@@ -227,7 +230,8 @@ def _score_unanswered(cfg: EvalConfig, inputs: Inputs, q: Question, ranking: Ran
     for h in hits:
         score_of.setdefault(h.chunk_id, h.score)
     ranked = list(score_of)
-    retrieval = retrieval_scores(ranked, grades, ks=ks, hit_policy=cfg.metrics.hit_policy)
+    retrieval = retrieval_scores(ranked, grades, ks=ks, hit_policy=cfg.metrics.hit_policy,
+                                 alternatives=base["gold_alternatives"])
     scores: dict[str, Any] = dict.fromkeys(AnswerScores().to_dict())
     no_gold = UNANSWERABLE if not q.answerable else NO_GOLD
     missing = {name: no_gold for name, v in retrieval.items() if v is None}

@@ -3,8 +3,11 @@
 Gold labels name chunk ids, and chunk ids change whenever documents are re-chunked. A label
 that carries its `support_claim` (or `required_terms`) can be found again: each label is
 checked against the index and, when its chunk is gone or no longer holds the claim, moved to
-the chunk(s) that do. Every move is reported; a label that cannot be placed fails its
-question as an evaluation failure instead of silently scoring it.
+the chunk(s) that do. Every label gets a state with its evidence (:func:`anchor_label`);
+a label that cannot be placed fails its question as an evaluation failure instead of
+silently scoring it. :func:`gold_audit` reports the states (``ragassay gold audit``, and
+every run's record); :func:`label_fixes` and :func:`fixed_gold_text` write repaired labels
+(``ragassay gold fix``).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from .errors import InputError
 from .jsonio import line_of, read_jsonl
@@ -21,19 +24,36 @@ from .schema import GoldEvidence, GoldRecord, Question
 from .store import Index
 from .text import normalize, squash, term_pattern
 
-AnchorStatus = Literal["ok", "reanchored", "split", "lost_in_parsing", "unanchored"]
+AnchorStatus = Literal["ok", "also_in", "reanchored", "terms_only", "split", "lost_in_parsing",
+                       "unanchored"]
+ANCHOR_STATES: tuple[str, ...] = ("ok", "also_in", "reanchored", "terms_only", "split",
+                                  "lost_in_parsing", "unanchored")
+"""Every state a label can be in, in the order anchoring tries them (docs/formats.md)."""
 
 
 @dataclass
 class AnchoredEvidence:
-    """One gold label after checking it against the index."""
+    """One gold label after checking it against the index: its state and the evidence for it.
+
+    ``chunk_ids`` are where the evidence is now: the chunks that each hold it alone
+    (alternatives: a hit on any of them finds the label), or, for a ``split`` claim, the two
+    adjacent chunks that hold it together; none when it is nowhere. ``candidates`` are the
+    other chunks worth a look (holders in other documents, the nearest chunks of an
+    unanchored label), with ``similarity`` beside them when they only resemble the label.
+    """
 
     label: GoldEvidence
     status: AnchorStatus
-    chunk_ids: list[str]  # where the evidence is now (two for a split claim, none if lost)
+    chunk_ids: list[str]
     reason: str = ""
     candidates: list[str] = field(default_factory=list)
     split: bool = False  # the claim is held only by two adjacent chunks together
+    similarity: list[float] = field(default_factory=list)  # one per candidate, or none
+
+    @property
+    def alternatives(self) -> bool:
+        """True when the label has several chunks and each holds it alone."""
+        return not self.split and len(self.chunk_ids) > 1
 
     def report(self, question_id: str) -> dict[str, object]:
         return {
@@ -43,6 +63,7 @@ class AnchoredEvidence:
             "chunk_ids": self.chunk_ids,
             "reason": self.reason,
             "candidates": self.candidates,
+            "similarity": self.similarity,
             "split": self.split,
         }
 
@@ -62,6 +83,32 @@ class QuestionGold:
             for cid in ev.chunk_ids:
                 out[cid] = max(out.get(cid, 0), ev.label.grade)
         return out
+
+    @property
+    def alternatives(self) -> dict[str, str]:
+        """Gold chunk → the gold chunk it stands for, for every chunk that is one of several
+        holders of a relevant label (grade >= 1; ``also_in``, a ``reanchored`` claim with
+        several holders): the chunks of a label, and of labels that share a chunk, are one
+        relevant item, counted under the first of them
+        (:func:`ragassay.metrics.retrieval.retrieval_scores`)."""
+        order: dict[str, int] = {}
+        for ev in self.evidence:
+            for cid in ev.chunk_ids:
+                order.setdefault(cid, len(order))
+        parent = {c: c for c in order}
+
+        def root(c: str) -> str:
+            while parent[c] != c:
+                c = parent[c]
+            return c
+        for ev in self.evidence:
+            if ev.alternatives and ev.label.grade >= 1:  # a judged-non-relevant label: apart
+                for cid in ev.chunk_ids[1:]:
+                    a, b = root(ev.chunk_ids[0]), root(cid)
+                    if a != b:  # the chunk seen first stands for the group
+                        lo, hi = sorted((a, b), key=order.__getitem__)
+                        parent[hi] = lo
+        return {c: r for c in order if (r := root(c)) != c}
 
     @property
     def usable(self) -> bool:
@@ -200,7 +247,7 @@ class _Texts:
             postings = sorted((words.get(w, []) for w in set(inner)), key=len)
             rows = set(postings[0])
             for p in postings[1:]:
-                if not rows:
+                if len(rows) * 8 < len(p):  # reading the few texts costs less than this
                     break
                 rows.intersection_update(p)
             return sorted(r for r in rows if needle in self.texts[r])
@@ -214,6 +261,45 @@ class _Texts:
                 break
             at = text.find(needle, starts[row + 1])
         return out
+
+
+    def nearest(self, needle: str, n: int) -> list[tuple[int, float]]:
+        """The ``n`` rows most like ``needle`` with their similarity, best first (ties in
+        row order); rows sharing no word with it are never listed.
+
+        similarity = |bigrams(needle) ∩ bigrams(text)| / |bigrams(needle)|, the share of the
+        needle's character bigrams (spaces dropped) found in the text, rounded to 3 places:
+        1.0 when every piece of a claim stands somewhere in the chunk, so a reworded or
+        re-numbered claim scores high. Only the rows sharing the most words with the needle
+        are scored (at most ``50·n``), and words held by more than a tenth of the rows are
+        not counted unless the needle has no other, so a label costs its rare words'
+        postings, not every row.
+        """
+        words = self.words()
+        needle_words = [w for w in set(needle.split(" ")) if w in words]
+        common = max(len(self.texts) // 10, 10)
+        rare = [w for w in needle_words if len(words[w]) <= common] or needle_words
+        hits: dict[int, int] = {}
+        for w in rare:
+            for row in words[w]:
+                hits[row] = hits.get(row, 0) + 1
+        if not hits:
+            return []
+        grams = _bigrams(needle)
+        if not grams:
+            return []
+        pool = sorted(hits, key=lambda r: (-hits[r], r))[: 50 * n]
+        scored = []
+        for r in pool:
+            squeezed = self.texts[r].replace(" ", "")
+            scored.append((r, round(sum(g in squeezed for g in grams) / len(grams), 3)))
+        return sorted(scored, key=lambda x: (-x[1], x[0]))[:n]
+
+
+def _bigrams(text: str) -> set[str]:
+    squeezed = text.replace(" ", "")
+    return {squeezed[i:i + 2] for i in range(len(squeezed) - 1)} or ({squeezed} if squeezed
+                                                                       else set())
 
 
 class _AnchorTexts:
@@ -263,10 +349,11 @@ class _AnchorTexts:
         return self._pair_texts[by]
 
 
-def _needle(label: GoldEvidence) -> tuple[str, Callable[[str], bool]]:
-    """What a label's text must hold: the literal every holding text contains, and the exact
-    test on a text in the label's form (normalised for a claim, squashed for terms)."""
-    if label.support_claim:
+def _needle(label: GoldEvidence, by: str) -> tuple[str, Callable[[str], bool]]:
+    """What a label's text must hold, by its ``support_claim`` or its ``required_terms``: the
+    literal every holding text contains, and the exact test on a text in that form
+    (normalised for a claim, squashed for terms)."""
+    if by == "support_claim" and label.support_claim:
         claim = normalize(label.support_claim)
         return claim, lambda text: claim in text
     patterns = [term_pattern(t) for t in label.required_terms]
@@ -292,15 +379,35 @@ def _adjacent_pairs(index: Index, doc_id: str) -> list[tuple[str, str, str]]:
     return pairs
 
 
-def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
-    """Place one gold label in the index; see the module docstring.
+NEAREST = 3  # candidates an unanchored label lists
 
-    The label's own chunk first; else the chunks holding it in the labelled document (in
-    ``seq`` order), else in the first document (index order) that has one; else the first
-    pair of adjacent chunks holding it together, in the same document order. The search
-    goes through look-ups built once per store (:class:`_AnchorTexts`), so a label costs
-    the chunks that could hold it, not every chunk; the result is that of checking every
-    chunk in that order.
+
+def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
+    """Place one gold label in the index: the first of these states that applies.
+
+    A label *holds* in a text when its ``support_claim`` (normalised) stands in the text
+    (normalised); without a claim, when the text holds every ``required_terms`` item.
+
+    - ``ok``: the labelled chunk holds it, and (by claim) no other chunk of its document.
+    - ``also_in``: the labelled chunk holds the claim and so do further chunks of its
+      document (overlapping windows): all of them are gold, as alternatives.
+    - ``reanchored``: the labelled chunk is gone or does not hold it; the chunks of one
+      document that do become its gold (the label's ``doc_id`` first, then index order;
+      by ``required_terms``, the first of them only). Also a pair of adjacent chunks that
+      hold it together when neither is the labelled chunk.
+    - ``split``: no chunk holds it alone, but the labelled chunk and its neighbour do.
+    - ``terms_only``: the claim stands in no chunk or pair, but a chunk of the labelled
+      document holds every ``required_terms`` item (the labelled chunk first, else the first
+      in ``seq`` order): anchored there, flagged as a paraphrase to review.
+    - ``lost_in_parsing``: nothing holds it and the loader dropped content of the labelled
+      document (the labelled chunk is kept if it exists).
+    - ``unanchored``: none of these; the :data:`NEAREST` chunks most like the label are its
+      ``candidates``, with their ``similarity`` (:meth:`_Texts.nearest`).
+
+    Holders in other documents than the anchored one are ``candidates``, never gold. The
+    search goes through look-ups built once per store (:class:`_AnchorTexts`), so a label
+    costs the chunks that could hold it, not every chunk; the result is that of checking
+    every chunk in that order (``tests/test_anchor_index.py``).
     """
     if not (label.support_claim or label.required_terms):
         if index.has(label.chunk_id):
@@ -309,27 +416,33 @@ def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
                                 "label has no support_claim or required_terms to re-anchor by")
     by = "support_claim" if label.support_claim else "required_terms"
     texts = _AnchorTexts.of(index)
-    needle, holds = _needle(label)
-    if index.has(label.chunk_id) and holds(texts.chunks(by).texts[index.position(label.chunk_id)]):
-        return AnchoredEvidence(label, "ok", [label.chunk_id])
-    why = ("chunk id not in the index" if not index.has(label.chunk_id)
-           else "chunk no longer holds the support claim")
-    first = label.doc_id if label.doc_id and index.has_document(label.doc_id) else None
+    needle, holds = _needle(label, by)
+    if index.has(label.chunk_id) and holds(texts.chunks(by).texts[index.position(
+            label.chunk_id)]):  # the labelled chunk holds it: its document is the place
+        first: str | None = index.chunk(label.chunk_id).doc_id
+    else:
+        first = label.doc_id if label.doc_id and index.has_document(label.doc_id) else None
 
     def order(doc_id: str) -> int | None:  # the labelled document first, then index order
         return -1 if doc_id == first else texts.doc_rank.get(doc_id)
 
-    chunk_texts = texts.chunks(by)
-    found = [r for r in chunk_texts.rows_with(needle) if holds(chunk_texts.texts[r])]
-    docs = {d: o for d in {index.chunks[r].doc_id for r in found}
-            if (o := order(d)) is not None}
-    if docs:
-        doc_id = min(docs, key=docs.__getitem__)
-        rows = set(found)
-        holders = [c.chunk_id for c in index.chunks_of(doc_id)
-                   if index.position(c.chunk_id) in rows]
-        return AnchoredEvidence(label, "reanchored", [holders[0]],
-                                f"{why}; re-anchored by {by}", holders)
+    here, elsewhere = _holders(label, by, index, texts, order)
+    where = "" if not elsewhere else f"; it also stands in {len(elsewhere)} chunk(s) of other " \
+        "documents (candidates, not gold)"
+    if label.chunk_id in here:
+        if by == "required_terms" or len(here) == 1:
+            return AnchoredEvidence(label, "ok", [label.chunk_id], where.lstrip("; "),
+                                    elsewhere)
+        others = [c for c in here if c != label.chunk_id]
+        return AnchoredEvidence(label, "also_in", [label.chunk_id, *others],
+                                f"the support_claim also stands in {', '.join(others)}: "
+                                f"every one is gold{where}", elsewhere)
+    why = ("chunk id not in the index" if not index.has(label.chunk_id)
+           else f"chunk no longer holds the {by}")
+    if here:
+        gold = here if by == "support_claim" else here[:1]
+        return AnchoredEvidence(label, "reanchored", gold, f"{why}; re-anchored by {by}{where}",
+                                here[len(gold):] + elsewhere)
     pair_texts = texts.pair_texts(by)
     pairs = texts.pairs()
     split = [(o, r) for r in pair_texts.rows_with(needle)
@@ -339,6 +452,14 @@ def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
         status: AnchorStatus = "split" if label.chunk_id in (a, b) else "reanchored"
         return AnchoredEvidence(label, status, [a, b], f"the {by} spans two "
                                 "adjacent chunks", [a, b], split=True)
+    if by == "support_claim" and label.required_terms:
+        by_terms = _term_holders(label, index, texts)
+        if by_terms:
+            at = label.chunk_id if label.chunk_id in by_terms else by_terms[0]
+            return AnchoredEvidence(
+                label, "terms_only", [at], "the support_claim stands in no chunk, but every "
+                f"required_terms item stands in {at}: a paraphrase? review the claim",
+                [c for c in by_terms if c != at])
     known_doc = bool(label.doc_id) and index.has_document(label.doc_id)
     doc = index.document(label.doc_id) if known_doc else None
     if doc is not None and any(doc.dropped.values()):
@@ -347,7 +468,43 @@ def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
         return AnchoredEvidence(label, "lost_in_parsing", kept,
                                 f"{by} is in no chunk; the loader dropped {dropped} of "
                                 f"{doc.doc_id}")
-    return AnchoredEvidence(label, "unanchored", [], f"{why}; no chunk holds the {by}")
+    near = texts.chunks("support_claim").nearest(
+        normalize(label.support_claim or " ".join(label.required_terms)), NEAREST)
+    return AnchoredEvidence(label, "unanchored", [], f"{why}; no chunk holds the {by}"
+                            + ("; the nearest chunks are its candidates" if near else ""),
+                            [index.chunks[r].chunk_id for r, _ in near],
+                            similarity=[sim for _, sim in near])
+
+
+def _term_holders(label: GoldEvidence, index: Index, texts: _AnchorTexts) -> list[str]:
+    """The chunks of the labelled document (its ``doc_id`` if the index has it, else the
+    labelled chunk's) that hold every ``required_terms`` item, in ``seq`` order. Terms are
+    weak evidence, so a paraphrased claim is looked for only where the label points."""
+    if label.doc_id and index.has_document(label.doc_id):
+        doc_id = label.doc_id
+    elif index.has(label.chunk_id):
+        doc_id = index.chunk(label.chunk_id).doc_id
+    else:
+        return []
+    _, holds = _needle(label, "required_terms")
+    squashed = texts.chunks("required_terms").texts
+    return [c.chunk_id for c in index.chunks_of(doc_id)
+            if holds(squashed[index.position(c.chunk_id)])]
+
+
+def _holders(label: GoldEvidence, by: str, index: Index, texts: _AnchorTexts,
+             order: Callable[[str], int | None]) -> tuple[list[str], list[str]]:
+    """The chunks holding the label by ``by``: those of the first document that has one
+    (``order``: the labelled document first, then index order), in ``seq`` order, and those
+    of the other documents, in that order."""
+    needle, holds = _needle(label, by)
+    chunk_texts = texts.chunks(by)
+    found = {r for r in chunk_texts.rows_with(needle) if holds(chunk_texts.texts[r])}
+    docs = sorted((o, d) for d in {index.chunks[r].doc_id for r in found}
+                  if (o := order(d)) is not None)
+    by_doc = [[c.chunk_id for c in index.chunks_of(d) if index.position(c.chunk_id) in found]
+              for _, d in docs]
+    return (by_doc[0], [c for ids in by_doc[1:] for c in ids]) if by_doc else ([], [])
 
 
 def anchor_gold(questions: Sequence[Question], gold: dict[str, GoldRecord],
@@ -359,3 +516,115 @@ def anchor_gold(questions: Sequence[Question], gold: dict[str, GoldRecord],
         evidence = [anchor_label(lbl, index) for lbl in rec.gold_evidence] if rec else []
         out[q.question_id] = QuestionGold(q.question_id, evidence, has_record=rec is not None)
     return out
+
+
+# --- audit and repair --------------------------------------------------------------------
+
+
+def gold_audit(questions: Sequence[Question], gold: dict[str, QuestionGold]
+               ) -> dict[str, Any]:
+    """The state of every gold label, as ``ragassay gold audit`` reports it and a run
+    records it (``metrics.json`` → ``gold``):
+
+    - ``labels``: the number of labels; ``states``: state → labels in it (every state of
+      :data:`ANCHOR_STATES`, 0 where none);
+    - ``unusable``: ``[{question_id, problem}]``, the answerable questions whose gold does
+      not count (:meth:`QuestionGold.problem`), in question order;
+    - ``reanchored``: every label not ``ok``, and ``ok``: the others, each as
+      :meth:`AnchoredEvidence.report` with ``label``, its position in the record, in
+      question then label order.
+
+    ``gold`` is :func:`anchor_gold`'s result.
+    """
+    states = dict.fromkeys(ANCHOR_STATES, 0)
+    moved: list[dict[str, object]] = []
+    ok: list[dict[str, object]] = []
+    unusable: list[dict[str, str]] = []
+    for q in questions:
+        qgold = gold.get(q.question_id)
+        if qgold is None:
+            continue
+        for i, ev in enumerate(qgold.evidence):
+            states[ev.status] += 1
+            (ok if ev.status == "ok" else moved).append({**ev.report(q.question_id), "label": i})
+        problem = qgold.problem() if q.answerable else None
+        if problem is not None:
+            unusable.append({"question_id": q.question_id, "problem": problem})
+    return {"labels": sum(states.values()), "states": states, "unusable": unusable,
+            "reanchored": moved, "ok": ok}
+
+
+@dataclass(frozen=True)
+class LabelFix:
+    """One label ``gold fix`` moves: question, position in its record, the old and new chunk."""
+
+    question_id: str
+    label: int
+    status: str
+    chunk_id: str
+    new_chunk_id: str
+    reason: str
+
+    def line(self) -> str:
+        return (f"{self.question_id} label {self.label}: {self.chunk_id} → {self.new_chunk_id} "
+                f"({self.status}: {self.reason})")
+
+
+def label_fixes(questions: Sequence[Question], gold: dict[str, QuestionGold]) -> list[LabelFix]:
+    """The labels whose ``chunk_id`` ``gold fix`` changes, in question then label order: a
+    ``reanchored`` label moves to its first chunk (the first of a pair for a claim now split
+    across two chunks, so it reads ``split`` afterwards), a ``terms_only`` label to the chunk
+    holding its terms. Every other state keeps its chunk: ``ok``, ``also_in`` and ``split``
+    labels are right, and ``lost_in_parsing`` / ``unanchored`` ones need a person (the audit
+    lists their candidates). Fixing a fixed file changes nothing: each moved label holds in
+    its new chunk, which is the first place anchoring looks.
+    """
+    out = []
+    for q in questions:
+        qgold = gold.get(q.question_id)
+        for i, ev in enumerate(qgold.evidence if qgold else []):
+            if ev.status in ("reanchored", "terms_only") and ev.chunk_ids[0] != ev.label.chunk_id:
+                out.append(LabelFix(q.question_id, i, ev.status, ev.label.chunk_id,
+                                    ev.chunk_ids[0], ev.reason))
+    return out
+
+
+def fixed_gold_text(path: str | Path, fixes: Sequence[LabelFix], index: Index) -> str:
+    """The text of the gold file at ``path`` with ``fixes`` applied: each moved label gets
+    its new ``chunk_id`` and that chunk's ``doc_id``, and keeps the id it had in
+    ``previous_chunk_id`` (the first one, when it was moved before). Lines without a fix are
+    kept byte for byte; a changed line is written as compact JSON in its key order."""
+    import json
+
+    by_line: dict[str, list[LabelFix]] = {}
+    for fix in fixes:
+        by_line.setdefault(fix.question_id, []).append(fix)
+    content = Path(path).read_text(encoding="utf-8-sig")
+    lines = [line + "\n" for line in content.split("\n")]  # JSON strings may hold U+2028
+    lines[-1] = lines[-1][:-1]
+    out = []
+    for text in lines:
+        if not text.strip(" \t\r\n"):
+            out.append(text)
+            continue
+        row = json.loads(text)
+        todo = by_line.get(str(row.get("question_id"))) if isinstance(row, dict) else None
+        if not todo:
+            out.append(text)
+            continue
+        for fix in todo:
+            label = row["gold_evidence"][fix.label]
+            label.setdefault("previous_chunk_id", fix.chunk_id)
+            label["chunk_id"] = fix.new_chunk_id
+            label["doc_id"] = index.chunk(fix.new_chunk_id).doc_id
+        ending = text[len(text.rstrip("\r\n")):] or "\n"
+        out.append(json.dumps(row, ensure_ascii=False) + ending)
+    return "".join(out)
+
+
+def run_gold(questions: Sequence[Question], gold: dict[str, QuestionGold]) -> dict[str, Any]:
+    """What a run records of its gold (``metrics.json`` → ``gold``): :func:`gold_audit`
+    without the list of ``ok`` labels (their number is in ``states``)."""
+    audit = gold_audit(questions, gold)
+    del audit["ok"]
+    return audit

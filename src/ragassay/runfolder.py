@@ -122,6 +122,8 @@ class QuestionResult(_Model):
     topic: str | None = None
     answerable: StrictBool
     gold_grades: dict[str, int]  # the relevant gold chunks (grade >= 1), as anchored
+    # gold chunk → the gold chunk it stands for: several holders of one label are one item
+    gold_alternatives: dict[str, str] = Field(default_factory=dict)
     retrieved: list[RankedChunk]  # de-duplicated ranking the question is judged on
     gold_rank_in_index: dict[str, int] = Field(default_factory=dict)
     retrieval: dict[str, float | int | None]
@@ -150,6 +152,7 @@ class RetrievedRow(_Model):
     question_id: str
     question: str
     gold_grades: dict[str, int]
+    gold_alternatives: dict[str, str] = Field(default_factory=dict)
     retrieved: list[RankedChunk]
     gold_rank_in_index: dict[str, int]
     metrics: dict[str, float | int | None]
@@ -220,7 +223,8 @@ def _rank(value: float | int | None) -> int | None:
 
 def _rows(run_id: str, q: QuestionResult) -> tuple[RetrievedRow, AnswerRow, FailureRow | None]:
     base = {"run_id": run_id, "question_id": q.question_id, "question": q.question}
-    retrieved = RetrievedRow(**base, gold_grades=q.gold_grades, retrieved=q.retrieved,
+    retrieved = RetrievedRow(**base, gold_grades=q.gold_grades,
+                             gold_alternatives=q.gold_alternatives, retrieved=q.retrieved,
                              gold_rank_in_index=q.gold_rank_in_index, metrics=q.retrieval)
     answer = AnswerRow(**base, topic=q.topic, answerable=q.answerable, answer=q.answer,
                        context_chunk_ids=q.context_chunk_ids, scores=q.scores,
@@ -360,8 +364,9 @@ def read_run(run_dir: str | Path) -> RunResult:
         f = failures.get(qid, (0, None))[1]
         questions.append(QuestionResult(
             question_id=qid, question=a.question, topic=a.topic, answerable=a.answerable,
-            gold_grades=r.gold_grades, retrieved=r.retrieved,
-            gold_rank_in_index=r.gold_rank_in_index, retrieval=r.metrics, answer=a.answer,
+            gold_grades=r.gold_grades, gold_alternatives=r.gold_alternatives,
+            retrieved=r.retrieved, gold_rank_in_index=r.gold_rank_in_index,
+            retrieval=r.metrics, answer=a.answer,
             context_chunk_ids=a.context_chunk_ids, scores=a.scores, missing=a.missing,
             usage=a.usage, judge=a.judge, latency_ms=a.latency_ms,
             failures=f.evidence if f is not None else {}, checks=a.checks,

@@ -130,6 +130,8 @@ class Question(_Record):
 class GoldEvidence(_Record):
     chunk_id: Id
     doc_id: StrictStr = ""
+    # the chunk id the label had before `ragassay gold fix` moved it (kept, never read)
+    previous_chunk_id: Id | None = None
     required_terms: list[StrictStr] = Field(default_factory=list)
     support_claim: StrictStr | None = None
     page_span: tuple[Page, Page] | None = None

@@ -1,5 +1,5 @@
 """Command line: `ragassay index|run|sweep|gate|compare|report|judge-check|metrics|trec-eval|
-export-trec|import|serve-local`, and the contract entry `eval.naive_rag.run_eval`.
+export-trec|gold audit|gold fix|import|serve-local`, and the contract entry `eval.naive_rag.run_eval`.
 
 Start-up imports typer and rich's console only; every command imports what it uses.
 Tables go to stdout (rich on a terminal, Markdown otherwise: never a cut number), or one
@@ -7,11 +7,12 @@ JSON document with ``--format json``; notes, warnings and progress go to stderr.
 
 The commands live in one module per group (:mod:`.evaluate`: index, run, sweep;
 :mod:`.gating`: gate; :mod:`.reports`: compare, report, export-trec; :mod:`.measures`:
-metrics, trec-eval, judge-check; :mod:`.imports`: import squad|beir|trec|bidmate; :mod:`.serve`:
-serve-local), with :mod:`.common` (guard, options) and :mod:`.output` (JSON, tables, the gate
-document); they are registered here, in the order ``--help`` lists them. The consoles ``err``
-and ``out`` live here too, and the commands look them up as ``cli.err`` / ``cli.out`` when they
-run, so replacing ``ragassay.cli.out`` reaches them all.
+metrics, trec-eval, judge-check; :mod:`.gold`: the ``gold`` group; :mod:`.imports`: import
+squad|beir|trec|bidmate; :mod:`.serve`: serve-local), with :mod:`.common` (guard, options) and
+:mod:`.output` (JSON, tables, the gate document); they are registered here, in the order
+``--help`` lists them. The consoles ``err`` and ``out`` live here too, and the commands look
+them up as ``cli.err`` / ``cli.out`` when they run, so replacing ``ragassay.cli.out`` reaches
+them all.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from .. import __version__
 from .common import _Command, _Group
 from .evaluate import index, run, sweep
 from .gating import gate
+from .gold import app as gold_app
 from .imports import app as import_app
 from .measures import judge_check_cmd, metrics_cmd, trec_eval
 from .reports import compare, export_trec, report
@@ -73,6 +75,7 @@ app.command("trec-eval")(trec_eval)
 app.command("export-trec")(export_trec)
 app.command("judge-check")(judge_check_cmd)
 app.command()(report)
+app.add_typer(gold_app, name="gold")
 app.add_typer(import_app, name="import")
 app.command("serve-local")(serve_local)
 

@@ -84,6 +84,16 @@ class Case:
     def gold_ids(self) -> list[str]:
         return [cid for cid, g in self.gold.grades.items() if g >= 1]
 
+    def gold_items(self) -> dict[str, list[str]]:
+        """The relevant gold as items: the chunk an item is counted under → its chunks (one
+        for most labels; every holder of a label held by several chunks, see
+        :attr:`QuestionGold.alternatives`)."""
+        same = self.gold.alternatives
+        items: dict[str, list[str]] = {}
+        for cid in self.gold_ids:
+            items.setdefault(same.get(cid, cid), []).append(cid)
+        return items
+
     @property
     def first_gold_rank(self) -> int:
         gold = set(self.gold_ids)

@@ -26,9 +26,11 @@ def insufficient_citation(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | N
         return None
     if not case.cited:
         return {"reason": "supported answer cites nothing"}
-    gold = case.gold_ids
-    uncited = [c for c in gold if c in case.context_ids and c not in case.cited]
-    if len(gold) >= 2 and uncited and set(case.cited) & set(gold):
+    items = case.gold_items()  # chunks holding the same label alone: citing one suffices
+    cited = set(case.cited)
+    uncited = [c for item in items.values() if not cited.intersection(item)
+               for c in item if c in case.context_ids]
+    if len(items) >= 2 and uncited and cited & set(case.gold_ids):
         return {"reason": "part of the multi-chunk evidence is in the context but not cited",
                 "uncited_gold": uncited}
     return None

@@ -119,10 +119,12 @@ def query_wording_mismatch(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | 
 
 
 def multi_chunk_evidence_missing(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
-    """Evidence needs several chunks; some but not all are in the top-k."""
-    gold = case.gold_ids
+    """Evidence needs several chunks; some but not all are in the top-k. Chunks that each
+    hold the same label alone are one piece of evidence: any of them in the top-k finds it."""
+    items = case.gold_items()
     top = set(case.ranked[: case.top_k])
-    found = [c for c in gold if c in top]
-    if len(gold) < 2 or not found or len(found) == len(gold):
+    found = [c for item in items.values() for c in item if c in top]
+    missing = [c for item in items.values() if not top.intersection(item) for c in item]
+    if len(items) < 2 or not found or not missing:
         return None
-    return {"found": found, "missing": [c for c in gold if c not in top]}
+    return {"found": found, "missing": missing}

@@ -13,6 +13,12 @@ pytrec_eval). What this module adds are the rules of a RAG question (docs/metric
   relevant, a gold chunk with grade <= 0 is judged non-relevant (a miss, with gain 0).
 - A question without relevant gold is not measurable: every metric is None (not 0), so the
   aggregation leaves it out of the means and reports it as missing.
+- Several chunks can stand for one gold label (``alternatives``: the claim stands verbatim
+  in each, e.g. in the overlap of two windows). They are one relevant item, counted under
+  the chunk they stand for: the first of them in the ranking gets the item's grade (the
+  largest of theirs), a later one is not relevant at its rank (like a repeated chunk, but it
+  keeps its place), and |rel| counts the item once. So a hit on any of them finds the label
+  and recall counts the label once.
 - The hit policy ``"all"`` counts a hit at k only when *every* relevant chunk is in the top
   k (|rel ∩ top-k| = |rel|); ``"any"`` is the ``hit`` measure (at least one).
 """
@@ -99,13 +105,18 @@ def retrieval_scores(
     gold: Mapping[str, int],
     ks: Sequence[int] = DEFAULT_KS,
     hit_policy: str = "any",
+    alternatives: Mapping[str, str] | None = None,
 ) -> dict[str, Score]:
     """Score one ranked list of chunk ids against the question's gold chunks.
 
-    ``gold`` maps chunk id -> grade; rel = {c : grade(c) >= 1}. The row holds, for each k
-    in ``ks``, ``recall_at_k``, ``precision_at_k``, ``hit_at_k`` (0/1, by ``hit_policy``),
-    ``mrr_at_k`` and ``ndcg_at_k``, then ``map``: the measures of those canonical names
-    (formulas in :mod:`ragassay.metrics.measures`) over the de-duplicated ranking D. Then
+    ``gold`` maps chunk id -> grade; ``alternatives`` maps a gold chunk to the gold chunk
+    it stands for (see the module docstring; none by default). rel = the relevant items
+    {c : grade(c) >= 1, c not an alternative}, each with the largest grade of its chunks.
+    The row holds, for each k in ``ks``, ``recall_at_k``, ``precision_at_k``, ``hit_at_k``
+    (0/1, by ``hit_policy``), ``mrr_at_k`` and ``ndcg_at_k``, then ``map``: the measures of
+    those canonical names (formulas in :mod:`ragassay.metrics.measures`) over the
+    de-duplicated ranking D, each chunk judged as its item (the first chunk of an item
+    relevant, later ones not). Then
     ``rank``, the 1-based rank of the first relevant chunk in D (0 when none is in D),
     ``num_gold`` = |rel| and ``num_retrieved`` = |D|.
 
@@ -115,11 +126,25 @@ def retrieval_scores(
     """
     _validate(ks, hit_policy)
     ranking = dedupe_ranking(ranked)
-    relevant = {cid: g for cid, g in gold.items() if g >= 1}
+    same = alternatives or {}
+    items: dict[str, int] = {}
+    for cid, g in gold.items():
+        key = same.get(cid, cid)
+        items[key] = max(items.get(key, g), g)
+    relevant = {key: g for key, g in items.items() if g >= 1}
     if not relevant:
         return empty_scores(ks, num_retrieved=len(ranking))
 
-    grades = tuple([relevant.get(cid, 0) for cid in ranking])
+    if same:
+        seen: set[str] = set()
+        judged: list[int] = []
+        for cid in ranking:
+            key = same.get(cid, cid)
+            judged.append(relevant.get(key, 0) if key not in seen else 0)
+            seen.add(key)
+        grades = tuple(judged)
+    else:
+        grades = tuple([relevant.get(cid, 0) for cid in ranking])
     ideal = tuple(sorted(relevant.values(), reverse=True))
     return dict(_scores(grades, ideal, tuple(ks), hit_policy))  # a copy: callers may edit it
 

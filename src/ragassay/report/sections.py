@@ -306,15 +306,15 @@ def _questions_section(result: RunResult) -> str:
 
 
 def _reanchored_section(m: dict[str, Any]) -> str:
-    moved = [x for x in (m.get("gold") or {}).get("reanchored") or [] if isinstance(x, dict)]
-    head = "<section><h2>Gold labels checked against the index</h2>"
-    if not moved:
-        return head + "<p>Every gold label matched its chunk; none was re-anchored.</p></section>"
-    rows = (f'<tr><td class="ids">{_e(x.get("question_id", "—"))}</td>'
-            f'<td class="ids">{_e(x.get("labelled_chunk_id", "—"))}</td>'
-            f"<td>{_e(x.get('status', '—'))}</td>"
-            f'<td class="ids">{_e(", ".join(map(str, x.get("chunk_ids") or [])) or "(nowhere)")}'
-            f"</td><td>{_e(x.get('reason', ''))}</td></tr>" for x in moved)
-    return (head + f"<p>{len(moved)} gold label(s) re-anchored or unplaceable.</p>"
-            + _table(["question", "labelled chunk", "status", "now", "reason"], rows)
-            + "</section>")
+    """The gold audit of the run (``metrics.json`` → ``gold``), as ``summary.md`` has it."""
+    from .summary import GOLD_HEADER, GOLD_TITLE, gold_line, gold_rows
+
+    gold = m.get("gold") or {}
+    moved = [x for x in gold.get("reanchored") or [] if isinstance(x, dict)]
+    ids = {"question", "label", "labelled chunk", "gold now"}
+    rows = ("<tr>" + "".join(f'<td class="ids">{_e(cell)}</td>' if name in ids
+                             else f"<td>{_e(cell)}</td>"
+                             for name, cell in zip(GOLD_HEADER, row, strict=True)) + "</tr>"
+            for row in gold_rows(moved))
+    return (f'<section id="gold"><h2>{_e(GOLD_TITLE)}</h2><p>{_e(gold_line(gold))}</p>'
+            + (_table(GOLD_HEADER, rows) if moved else "") + "</section>")

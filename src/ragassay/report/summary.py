@@ -63,6 +63,40 @@ def question_header(k: int) -> list[str]:
 
 
 METRIC_HEADER = ["metric", "mean", "95% CI", "n", "missing"]
+GOLD_HEADER = ["question", "label", "labelled chunk", "state", "gold now", "evidence"]
+GOLD_TITLE = "Gold labels checked against the index"
+
+
+def gold_line(gold: dict[str, Any]) -> str:
+    """The counts of a gold audit (``metrics.json`` → ``gold``, or ``ragassay gold audit``):
+    ``16 labels: 14 ok, 1 split, 1 lost_in_parsing; every answerable question has usable
+    gold`` (or ``2 answerable questions without usable gold: q07, q09``)."""
+    states = gold.get("states") or {}
+    if not states:  # a run folder written before the states were recorded
+        return f"{len(gold.get('reanchored') or [])} labels not ok"
+    counts = ", ".join(f"{n} {state}" for state, n in states.items() if n) or "none"
+    unusable = [str(u.get("question_id")) for u in gold.get("unusable") or []]
+    tail = (f"{len(unusable)} answerable question(s) without usable gold: "
+            + ", ".join(unusable) if unusable
+            else "every answerable question has usable gold")
+    return f"{gold.get('labels', sum(states.values()))} labels: {counts}; {tail}"
+
+
+def gold_rows(labels: list[dict[str, Any]]) -> list[list[str]]:
+    """[question, label, labelled chunk, state, gold now, evidence] per audited label: the
+    reason, then the candidates (with their similarity when they only resemble the label)."""
+    out = []
+    for m in labels:
+        cands, sims = list(m.get("candidates") or []), list(m.get("similarity") or [])
+        shown = [f"{c} ({s:.2f})" for c, s in zip(cands, sims, strict=False)] if sims else cands
+        evidence = str(m.get("reason") or "")
+        if shown and m.get("status") != "split":
+            evidence += ("; " if evidence else "") + "candidates: " + ", ".join(shown)
+        out.append([str(m.get("question_id")), str(m.get("label", "")),
+                    str(m.get("labelled_chunk_id")), str(m.get("status")),
+                    ", ".join(map(str, m.get("chunk_ids") or [])) or "(nowhere)",
+                    evidence or "—"])
+    return out
 
 
 def render_summary_md(result: RunResult) -> str:
@@ -141,14 +175,10 @@ def render_summary_md(result: RunResult) -> str:
         md_table(question_header(metrics.checks.k), question_rows(result)),
         "",
     ]
-    moved = metrics.gold["reanchored"]
+    parts += [f"## {GOLD_TITLE}", "", md(gold_line(metrics.gold)), ""]
+    moved = metrics.gold.get("reanchored") or []
     if moved:
-        parts += ["## Gold labels checked against the index", ""]
-        parts += [f"- {md_code(m['question_id'])} {md_code(m['labelled_chunk_id'])} → "
-                  f"{md(m['status'])} "
-                  f"{', '.join(md_code(c) for c in m['chunk_ids']) or '(nowhere)'}: "
-                  f"{md(m['reason'])}" for m in moved]
-        parts.append("")
+        parts += [md_table(GOLD_HEADER, gold_rows(moved)), ""]
     return "\n".join(parts)
 
 

@@ -8,7 +8,12 @@ Two things TREC files cannot hold are made explicit:
   space); the encoding is one-to-one, so every value is the same;
 - a ranking the scores do not give: the run ranks a question's retrieved list in the order
   given; trec_eval ranks by score, ties by id descending. A question whose scores would rank
-  it differently (or that has no scores) is written with rank-derived scores n, n-1, …, 1.
+  it differently (or that has no scores) is written with rank-derived scores n, n-1, …, 1;
+- several gold chunks that stand for one label (``gold_alternatives``): the qrels judge the
+  label once, under the chunk the others stand for; in the run its first retrieved chunk is
+  written under that id and a later one under its own id (not judged, so not relevant), or,
+  for the standing-for chunk itself, as ``ID%23repeat`` (``%23`` never comes out of the
+  encoding, which leaves ``#`` as it is, so no real id is written so).
 """
 
 from __future__ import annotations
@@ -28,6 +33,22 @@ def trec_id(text: str) -> str:
     return _UNSAFE.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), text)
 
 
+def _as_judged(ranked: list[str], alternatives: dict[str, str]) -> list[str]:
+    """The TREC ids of a ranking as the qrels judge them (see the module docstring)."""
+    stands_for = set(alternatives.values())
+    out, seen = [], set()
+    for c in ranked:
+        key = alternatives.get(c, c)
+        if key in stands_for and key not in seen:
+            out.append(trec_id(key))
+        elif c == key and c in stands_for:
+            out.append(trec_id(c) + "%23repeat")
+        else:
+            out.append(trec_id(c))
+        seen.add(key)
+    return out
+
+
 def export_trec(result: RunResult, dest: Path) -> list[str]:
     """Write ``dest/run.trec`` and ``dest/qrels.trec``; return notes for the user."""
     run: dict[str, dict[str, float] | list[str]] = {}
@@ -35,7 +56,7 @@ def export_trec(result: RunResult, dest: Path) -> list[str]:
     reranked = []
     for q in result.questions:
         qid = trec_id(q.question_id)
-        ids = [trec_id(h.chunk_id) for h in q.retrieved]
+        ids = _as_judged([h.chunk_id for h in q.retrieved], q.gold_alternatives)
         scores = [h.score for h in q.retrieved]
         given = {i: s for i, s in zip(ids, scores, strict=True) if s is not None}
         if len(given) == len(ids) and rank_documents(given) == ids:
@@ -45,7 +66,11 @@ def export_trec(result: RunResult, dest: Path) -> list[str]:
             if ids and given:
                 reranked.append(q.question_id)
         if q.gold_grades:
-            qrels[qid] = {trec_id(c): g for c, g in q.gold_grades.items()}
+            items: dict[str, int] = {}
+            for c, g in q.gold_grades.items():
+                key = q.gold_alternatives.get(c, c)
+                items[key] = max(items.get(key, g), g)
+            qrels[qid] = {trec_id(c): g for c, g in items.items()}
     dest.mkdir(parents=True, exist_ok=True)
     write_run(run, dest / "run.trec", tag=trec_id(result.run_id) or "ragassay")
     write_qrels(qrels, dest / "qrels.trec")
