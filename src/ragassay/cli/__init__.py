@@ -1,5 +1,6 @@
 """Command line: `ragassay index|run|sweep|gate|compare|report|judge-check|metrics|trec-eval|
-export-trec|gold audit|gold fix|import|serve-local`, and the contract entry `eval.naive_rag.run_eval`.
+export-trec|gold audit|gold fix|import|serve-local`, and the contract entry
+`eval.naive_rag.run_eval`.
 
 Start-up imports typer and rich's console only; every command imports what it uses.
 Tables go to stdout (rich on a terminal, Markdown otherwise: never a cut number), or one
