@@ -1,0 +1,235 @@
+"""Every executor and worker count writes the same run folder (timings apart): local, process
+with 1 and 2 workers, and Ray with 1 and 2 workers (a local Ray on 127.0.0.1, started once
+for the session), on the fixture, on a generated set and with an LLM answerer and judge."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pytest
+from openai_server import FakeOpenAIServer
+from synthetic import make_eval_set
+from test_llm_run import llm_config
+from typer.testing import CliRunner
+
+from ragassay.cli import app
+from ragassay.errors import InputError
+from ragassay.executor import (
+    LocalExecutor,
+    ProcessExecutor,
+    chunked,
+    open_executor,
+    split,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+runner = CliRunner()
+HAS_RAY = importlib.util.find_spec("ray") is not None
+EXECUTORS = [("local", 1), ("process", 1), ("process", 2), ("ray", 1), ("ray", 2)]
+# Timings: metrics.json → timings, and each answer's latency (answers.jsonl, the report).
+LATENCY = re.compile(r'"latency_ms": ?\{[^}]*\}')
+
+
+@pytest.fixture(scope="session")
+def local_ray() -> Iterator[None]:
+    """A local Ray for the session (2 CPUs, on 127.0.0.1); the ray executors use it."""
+    if not HAS_RAY:
+        pytest.skip("the ray extra is not installed (pip install 'ragassay[ray]')")
+    from ragassay.executor import start_local_ray
+
+    start_local_ray(2)
+    import ray
+
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+def _needs(kind: str, request: pytest.FixtureRequest) -> None:
+    if kind == "ray":
+        request.getfixturevalue("local_ray")
+
+
+def run_folder(config: Path, root: Path, kind: str, workers: int, *extra: str) -> Path:
+    args = ["run", "-c", str(config), "--output-root", str(root / f"{kind}{workers}"),
+            "--run-id", "same", "-q", "--no-progress", "--executor", kind,
+            "--workers", str(workers), *extra]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    return root / f"{kind}{workers}" / "same"
+
+
+def without_timings(folder: Path) -> dict[str, bytes]:
+    """The folder's files as bytes, with the timings blanked out (they differ run to run)."""
+    out: dict[str, bytes] = {}
+    for path in sorted(folder.iterdir()):
+        if path.name == "metrics.json":
+            metrics = json.loads(path.read_text(encoding="utf-8"))
+            ran_on = metrics.pop("timings")["executor"]
+            assert ran_on["kind"] in ("local", "process", "ray")
+            out[path.name] = json.dumps(metrics, sort_keys=True).encode()
+        elif path.suffix == ".jsonl":
+            out[path.name] = LATENCY.sub('"latency_ms": {}', path.read_text(
+                encoding="utf-8")).encode()
+    assert {"metrics.json", "answers.jsonl", "retrieved_chunks.jsonl",
+            "failure_cases.jsonl"} <= set(out)
+    return out
+
+
+@pytest.mark.parametrize("kind,workers", EXECUTORS[1:])
+def test_fixture_run_is_the_same_on_every_executor(tmp_path: Path, kind: str, workers: int,
+                                                   request: pytest.FixtureRequest) -> None:
+    _needs(kind, request)
+    config = ROOT / "configs/eval/rag_quality_v1.yaml"
+    local = without_timings(run_folder(config, tmp_path, "local", 1))
+    other = without_timings(run_folder(config, tmp_path, kind, workers))
+    assert other.keys() == local.keys()
+    for name in local:
+        assert other[name] == local[name], name
+
+
+@pytest.mark.parametrize("kind,workers", EXECUTORS[1:])
+def test_generated_set_is_the_same_on_every_executor(tmp_path: Path, kind: str,
+                                                     workers: int,
+                                                     request: pytest.FixtureRequest) -> None:
+    _needs(kind, request)
+    config = make_eval_set(tmp_path / "set", n_questions=300, seed=3)
+    local = without_timings(run_folder(config, tmp_path, "local", 1))
+    other = without_timings(run_folder(config, tmp_path, kind, workers))
+    for name in local:
+        assert other[name] == local[name], name
+
+
+def chat_calls(server: FakeOpenAIServer) -> int:
+    return sum(r.path.endswith("/chat/completions") for r in server.control.requests)
+
+
+@pytest.mark.parametrize("kind", ["process", "ray"])
+def test_llm_answerer_and_judge_the_same_on_two_workers(
+        tmp_path: Path, fake_server: FakeOpenAIServer, kind: str,
+        request: pytest.FixtureRequest) -> None:
+    """Answer and judge calls made from two workers: the same answers and verdicts as from
+    one process; the workers share the on-disk cache (a rerun makes no call)."""
+    _needs(kind, request)
+    config = llm_config(tmp_path, fake_server, concurrency=3)
+    (tmp_path / "cache").mkdir()
+    other = without_timings(run_folder(config, tmp_path, kind, 2))
+    calls = chat_calls(fake_server)
+    assert calls >= 16  # 16 answers, and the judge's calls
+    assert len(list((tmp_path / "cache").glob("*.json"))) == calls
+    local = without_timings(run_folder(config, tmp_path, "local", 1))
+    assert chat_calls(fake_server) == calls  # all from the workers' cache
+    for name in local:
+        assert other[name] == local[name], name
+
+
+def test_sweep_the_same_on_two_worker_processes(tmp_path: Path) -> None:
+    config = ROOT / "configs/eval/rag_quality_v1.yaml"
+    docs = []
+    for kind in ("local", "process"):
+        result = runner.invoke(app, ["sweep", "-c", str(config), "--k", "1..4",
+                                     "--output-root", str(tmp_path / kind), "--executor",
+                                     kind, "--workers", "2", "--no-progress"])
+        assert result.exit_code == 0, result.output
+        docs.append((tmp_path / kind / "sweep/sweep.json").read_bytes())
+    assert docs[0] == docs[1]
+
+
+@pytest.mark.parametrize("kind", ["process", "ray"])
+def test_index_the_same_on_two_workers(tmp_path: Path, kind: str,
+                                       request: pytest.FixtureRequest) -> None:
+    _needs(kind, request)
+    built = {}
+    for name, args in (("local", []), (kind, ["--executor", kind, "--workers", "2"])):
+        out = tmp_path / name
+        result = runner.invoke(app, ["index", "--source", str(ROOT / "data/raw"), "--out",
+                                     str(out), "--chunk-size", "120", "--overlap", "20",
+                                     "-q", *args])
+        assert result.exit_code == 0, result.output
+        built[name] = out
+    for file in ("index.json", "embeddings.npy"):
+        assert (built[kind] / file).read_bytes() == (built["local"] / file).read_bytes()
+
+
+# --- the executor itself ---------------------------------------------------------------
+
+
+def _offset(shared: dict[str, int], chunk: list[int]) -> list[int]:
+    return [x + shared["offset"] for x in chunk]
+
+
+def _fail(shared: object, chunk: list[int]) -> list[int]:
+    raise InputError("questions.jsonl", "bad row", line=chunk[0], field="question")
+
+
+def _pid(shared: object, chunk: list[int]) -> list[int]:
+    import os
+
+    return [os.getpid()] * len(chunk)
+
+
+def test_chunks_keep_the_order() -> None:
+    assert chunked([1, 2, 3, 4, 5], 2) == [[1, 2], [3, 4], [5]]
+    assert split(list(range(7)), 3) == [[0, 1, 2], [3, 4], [5, 6]]
+    assert split([1], 4) == [[1]]
+    assert LocalExecutor().map(_offset, list(range(10)), {"offset": 5}, chunk_size=3) == \
+        list(range(5, 15))
+
+
+def test_process_executor_in_order_with_a_shared_object_and_its_errors() -> None:
+    with ProcessExecutor(2) as ex:
+        done: list[int] = []
+        items = list(range(100))
+        assert ex.map(_offset, items, {"offset": 1}, chunk_size=7, done=done.append) == \
+            [x + 1 for x in items]
+        assert sum(done) == 100
+        pids = set(ex.map(_pid, items, None, chunk_size=5))
+        assert 1 <= len(pids) <= 2
+        with pytest.raises(InputError) as caught:  # an input error in a worker is itself
+            ex.map(_fail, [7, 8], None)
+        assert (caught.value.line, caught.value.field) == (7, "question")
+
+
+def test_ray_executor_in_order_and_errors(local_ray: None) -> None:
+    with open_executor("ray", 2) as ex:
+        shared = {"offset": 2}
+        items = list(range(50))
+        assert ex.map(_offset, items, shared, chunk_size=4) == [x + 2 for x in items]
+        assert ex.map(partial(_offset), items, shared, chunk_size=9) == [x + 2 for x in items]
+        with pytest.raises(InputError) as caught:
+            ex.map(_fail, [3], None)
+        assert caught.value.line == 3
+
+
+def test_embeddings_of_a_batch_do_not_depend_on_it() -> None:
+    """What the equivalence of index builds rests on: a text's vector is the same alone
+    and in a batch."""
+    from ragassay.embed import get_embedder
+
+    emb = get_embedder("hashing")
+    texts = ["Returns within 14 days.", "하자보수 기간은 12개월입니다.", "Rückgabe binnen 30 Tage."]
+    together = np.asarray(emb.embed_documents(texts))
+    alone = np.stack([np.asarray(emb.embed_documents([t]))[0] for t in texts])
+    assert together.tobytes() == alone.tobytes()
+
+
+def test_bad_executor_options(tmp_path: Path) -> None:
+    config = ROOT / "configs/eval/rag_quality_v1.yaml"
+    result = runner.invoke(app, ["run", "-c", str(config), "--executor", "threads"])
+    assert result.exit_code == 2
+    result = runner.invoke(app, ["run", "-c", str(config), "--workers", "0"])
+    assert result.exit_code == 2
+    bad = tmp_path / "bad.yaml"
+    text = config.read_text(encoding="utf-8").replace("../../", str(ROOT) + "/")
+    bad.write_text(text + "executor:\n  kind: process\n  address: 10.0.0.1:6379\n",
+                   encoding="utf-8")
+    result = runner.invoke(app, ["run", "-c", str(bad), "--output-root", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "executor.address" in result.output and "kind: ray" in result.output
