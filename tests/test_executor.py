@@ -198,6 +198,12 @@ def test_process_executor_in_order_with_a_shared_object_and_its_errors() -> None
 
 
 def test_ray_executor_in_order_and_errors(local_ray: None) -> None:
+    import sys
+
+    from ray import cloudpickle
+
+    # this test module is not importable in Ray's workers: its functions travel by value
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
     with open_executor("ray", 2) as ex:
         shared = {"offset": 2}
         items = list(range(50))

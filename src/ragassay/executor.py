@@ -79,6 +79,18 @@ def _shared_object(key: str, load: Callable[[], Any]) -> Any:
     return _kept[key]
 
 
+# A worker is one core's worth of work: its BLAS (numpy's matrix products) on one thread,
+# not on every core of the machine each (N workers x N threads would oversubscribe).
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _one_thread() -> None:
+    """The worker process's start: one BLAS thread (unless the user set the variables);
+    read by numpy's BLAS when it loads, which is after this."""
+    for name in _THREAD_VARIABLES:
+        os.environ.setdefault(name, "1")
+
+
 def _read_pickle(path: str) -> Any:
     with open(path, "rb") as fh:
         return pickle.load(fh)
@@ -182,8 +194,9 @@ class LocalExecutor(Executor):
 
 class ProcessExecutor(Executor):
     """``workers`` processes of this machine (``forkserver`` where the OS has it, else
-    ``spawn``: no fork of a process holding threads). Each shared object is pickled once to
-    a private temporary folder, and each worker reads it once."""
+    ``spawn``: no fork of a process holding threads), each with one BLAS thread (as Ray
+    gives a one-CPU actor). Each shared object is pickled once to a private temporary
+    folder, and each worker reads it once."""
 
     kind = "process"
 
@@ -194,7 +207,8 @@ class ProcessExecutor(Executor):
         method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() \
             else "spawn"
         self._pool = ProcessPoolExecutor(max_workers=workers,
-                                         mp_context=multiprocessing.get_context(method))
+                                         mp_context=multiprocessing.get_context(method),
+                                         initializer=_one_thread)
         self._dir = Path(tempfile.mkdtemp(prefix="ragassay-shared-"))
         self._paths: dict[str, str] = {}
 
