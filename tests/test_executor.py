@@ -5,8 +5,11 @@ for the session), on the fixture, on a generated set and with an LLM answerer an
 from __future__ import annotations
 
 import importlib.util
+import ipaddress
 import json
+import os
 import re
+import sys
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -41,11 +44,15 @@ def local_ray() -> Iterator[None]:
     """A local Ray for the session (2 CPUs, on 127.0.0.1); the ray executors use it."""
     if not HAS_RAY:
         pytest.skip("the ray extra is not installed (pip install 'ragassay[ray]')")
+    import ray  # imported first, as a user's program may have: the start must not care
+    from ray import cloudpickle
+
     from ragassay.executor import start_local_ray
 
     start_local_ray(2)
-    import ray
 
+    # this test module is not importable in Ray's workers: its functions travel by value
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
     try:
         yield
     finally:
@@ -175,6 +182,28 @@ def _pid(shared: object, chunk: list[int]) -> list[int]:
     return [os.getpid()] * len(chunk)
 
 
+def _write_and_read(folder: str, chunk: list[int]) -> list[bool]:
+    """Write one cache entry over and over while reading it: whether each read was whole."""
+    from ragassay.endpoint.cache import cache_file, read_entry, write_entry
+
+    path = cache_file(Path(folder), "k" * 64)
+    whole = []
+    for i in chunk:
+        write_entry(path, {"text": "x" * 50_000, "writer": i})
+        entry = read_entry(path)
+        whole.append(entry is not None and entry["text"] == "x" * 50_000)
+    return whole
+
+
+def test_cache_writers_in_two_processes_never_leave_half_an_entry(tmp_path: Path) -> None:
+    """Two workers writing the same cache entry (the same call made twice): every read sees
+    a whole entry, and no temporary file is left (ragassay.atomic)."""
+    with ProcessExecutor(2) as ex:
+        whole = ex.map(_write_and_read, list(range(400)), str(tmp_path), chunk_size=200)
+    assert whole == [True] * 400
+    assert [p.name for p in tmp_path.iterdir()] == ["k" * 64 + ".json"]
+
+
 def test_chunks_keep_the_order() -> None:
     assert chunked([1, 2, 3, 4, 5], 2) == [[1, 2], [3, 4], [5]]
     assert split(list(range(7)), 3) == [[0, 1, 2], [3, 4], [5, 6]]
@@ -198,12 +227,6 @@ def test_process_executor_in_order_with_a_shared_object_and_its_errors() -> None
 
 
 def test_ray_executor_in_order_and_errors(local_ray: None) -> None:
-    import sys
-
-    from ray import cloudpickle
-
-    # this test module is not importable in Ray's workers: its functions travel by value
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
     with open_executor("ray", 2) as ex:
         shared = {"offset": 2}
         items = list(range(50))
@@ -212,6 +235,62 @@ def test_ray_executor_in_order_and_errors(local_ray: None) -> None:
         with pytest.raises(InputError) as caught:
             ex.map(_fail, [3], None)
         assert caught.value.line == 3
+
+
+def _descendants(root: int) -> set[int]:
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        children = [p for p, parent in parents.items() if parent == pid]
+        found.update(children)
+        todo += children
+    return found
+
+
+def _tcp_addresses(pids: set[int]) -> set[str]:
+    """The addresses of the TCP sockets ``pids`` hold: each one's own address, and the peer's
+    for a connected one (a listening socket has no peer)."""
+    inodes = set()
+    for pid in pids:
+        try:
+            links = [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()]
+        except OSError:
+            continue
+        inodes |= {link[8:-1] for link in links if link.startswith("socket:[")}
+    addresses = set()
+    for table, size in (("tcp", 4), ("tcp6", 16)):
+        for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[9] not in inodes:
+                continue
+            listening = fields[3] == "0A"
+            for pair in fields[1:2] if listening else fields[1:3]:
+                raw = bytes.fromhex(pair.split(":")[0])
+                words = b"".join(raw[i:i + 4][::-1] for i in range(0, size, 4))
+                address = ipaddress.ip_address(words)
+                if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+                    address = address.ipv4_mapped
+                addresses.add(str(address))
+    return addresses
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads Linux's /proc")
+def test_local_ray_talks_on_the_loopback_only(local_ray: None) -> None:
+    """Every TCP socket of the Ray processes started here (listening or connected) is on
+    127.0.0.1: nothing listens on another interface, nothing connects elsewhere."""
+    with open_executor("ray", 2) as ex:
+        assert ex.map(_offset, [1, 2], {"offset": 0}, chunk_size=1) == [1, 2]
+        addresses = _tcp_addresses(_descendants(os.getpid()))
+    assert addresses  # Ray's processes hold sockets
+    assert addresses == {"127.0.0.1"}, addresses
 
 
 def test_embeddings_of_a_batch_do_not_depend_on_it() -> None:

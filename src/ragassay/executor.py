@@ -244,10 +244,14 @@ def start_local_ray(cpus: int) -> None:
     otherwise probe a public address to pick the machine's own IP), no dashboard, no usage
     statistics, worker output not echoed here."""
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    # single-node mode: Ray's addresses stay on the loopback (read when ray is imported)
+    # Single-node mode: Ray's own look-up of the node address answers the loopback. Read
+    # when ray is imported: by the processes Ray starts from this environment, and here
+    # (set on the module too, for a ray imported before this call).
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
     import ray
+    from ray._private import ray_constants
 
+    ray_constants.ENABLE_RAY_CLUSTER = False
     ray.init(address="local", num_cpus=cpus, _node_ip_address=LOCALHOST,
              include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
 
