@@ -130,7 +130,8 @@ def test_llm_answerer_and_judge_the_same_on_two_workers(
     other = without_timings(run_folder(config, tmp_path, kind, 2))
     calls = chat_calls(fake_server)
     assert calls >= 16  # 16 answers, and the judge's calls
-    assert len(list((tmp_path / "cache").glob("*.json"))) == calls
+    # one entry per distinct request (a retried or repeated request is one entry)
+    assert 16 <= len(list((tmp_path / "cache").glob("*.json"))) <= calls
     local = without_timings(run_folder(config, tmp_path, "local", 1))
     assert chat_calls(fake_server) == calls  # all from the workers' cache
     for name in local:
@@ -221,9 +222,10 @@ def test_process_executor_in_order_with_a_shared_object_and_its_errors() -> None
         assert sum(done) == 100
         pids = set(ex.map(_pid, items, None, chunk_size=5))
         assert 1 <= len(pids) <= 2
-        with pytest.raises(InputError) as caught:  # an input error in a worker is itself
-            ex.map(_fail, [7, 8], None)
-        assert (caught.value.line, caught.value.field) == (7, "question")
+        for _ in range(3):  # both chunks fail: the first one's error, whichever ends first
+            with pytest.raises(InputError) as caught:  # an input error in a worker is itself
+                ex.map(_fail, [7, 8], None, chunk_size=1)
+            assert (caught.value.line, caught.value.field) == (7, "question")
 
 
 def test_ray_executor_in_order_and_errors(local_ray: None) -> None:
@@ -233,7 +235,7 @@ def test_ray_executor_in_order_and_errors(local_ray: None) -> None:
         assert ex.map(_offset, items, shared, chunk_size=4) == [x + 2 for x in items]
         assert ex.map(partial(_offset), items, shared, chunk_size=9) == [x + 2 for x in items]
         with pytest.raises(InputError) as caught:
-            ex.map(_fail, [3], None)
+            ex.map(_fail, [3, 4, 5], None, chunk_size=1)
         assert caught.value.line == 3
 
 

@@ -116,6 +116,14 @@ class _RayWorker:
 # --- the executors --------------------------------------------------------------------
 
 
+class _Failed:
+    """A chunk whose unit raised ``error``."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+
 class Executor:
     """Runs ``fn(shared, chunk)`` over chunks of items; :class:`LocalExecutor` in process."""
 
@@ -142,20 +150,27 @@ class Executor:
         default about four chunks per worker), or for the given ``chunks`` (which must be
         ``items`` split in order); the results concatenated in input order. ``fn`` returns one
         result per item. ``done(n)`` is called in this process as each chunk of n items ends
-        (for progress)."""
+        (for progress). When units raise, the exception of the first failing chunk in input
+        order is raised, once every chunk has ended: the same error on every executor."""
         if not items:
             return []
         if chunks is None:
             size = chunk_size or max(1, -(-len(items) // (4 * self.workers)))
             chunks = chunked(items, size)
         results: list[list[R] | None] = [None] * len(chunks)
+        failed: dict[int, BaseException] = {}
         for i, out in self._run(fn, chunks, shared):
+            if isinstance(out, _Failed):
+                failed[i] = out.error
+                continue
             if len(out) != len(chunks[i]):
                 raise RuntimeError(f"{fn!r} returned {len(out)} results for {len(chunks[i])} "
                                    "items")
             results[i] = out
             if done is not None:
                 done(len(out))
+        if failed:
+            raise failed[min(failed)]
         return [r for part in results for r in part]  # type: ignore[union-attr]
 
     def _key(self, shared: Any) -> tuple[str, bool]:
@@ -170,8 +185,14 @@ class Executor:
 
     def _run(self, fn: Callable[[Any, list[Any]], list[Any]], chunks: list[list[Any]],
              shared: Any) -> Any:
+        """``(chunk index, its results or a _Failed)`` for every chunk, in any order."""
         for i, chunk in enumerate(chunks):
-            yield i, fn(shared, chunk)
+            try:
+                out = fn(shared, chunk)
+            except Exception as exc:  # map raises it
+                yield i, _Failed(exc)
+                return  # in this process, in order: the later chunks are not needed
+            yield i, out
 
     def describe(self) -> dict[str, Any]:
         """How the units ran (kind and workers), for the run's timings."""
@@ -227,7 +248,8 @@ class ProcessExecutor(Executor):
             while pending:
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for f in sorted(finished, key=futures.__getitem__):
-                    yield futures[f], f.result()
+                    error = f.exception()
+                    yield futures[f], f.result() if error is None else _Failed(error)
         finally:
             for f in pending:
                 f.cancel()
@@ -307,7 +329,11 @@ class RayExecutor(Executor):
             for ref in finished:
                 i, actor = running.pop(ref)
                 free.append(actor)
-                yield i, _unwrap(ray, ref)
+                try:
+                    out = _unwrap(ray, ref)
+                except Exception as exc:  # map raises the first in input order
+                    out = _Failed(exc)
+                yield i, out
 
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "workers": self.workers}
