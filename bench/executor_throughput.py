@@ -5,7 +5,7 @@
 
 - ``retrieve``: the naive baseline's exact dense search (hashing embedder, top 10 and the
   rank of each question's gold rows) of every question of that set over an index of
-  ``--chunks`` chunks built from the set's chunk texts (:func:`ragassay.core.retrieve`);
+  ``--chunks`` chunks built from the set's chunk texts (:func:`ragassay.core.retrieve_all`);
 - ``score``: scoring and diagnosing every question of a generated set (``tests/synthetic.py``,
   English, German and Korean, predictions mode) through :func:`ragassay.core.score`;
 - ``embed``: embedding texts with the hashing embedder in batches of 256
@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from synthetic import make_eval_set  # noqa: E402
 
 from ragassay.config import load_config  # noqa: E402
-from ragassay.core import load_inputs, predict, retrieve, score, work_of  # noqa: E402
+from ragassay.core import load_inputs, predict, retrieve_all, score, work_of  # noqa: E402
 from ragassay.executor import Executor, open_executor  # noqa: E402
 from ragassay.index import build_index  # noqa: E402
 from ragassay.index.build import EmbedderSpec, embed_on  # noqa: E402
@@ -75,7 +75,7 @@ def stages(folder: Path, n_questions: int, n_texts: int, n_chunks: int) -> dict[
           f"{len(dense_inputs.questions)} questions", flush=True)
 
     def run_retrieve(ex: Executor) -> None:
-        retrieve(work_of(ex, dense, dense_inputs), dense.pipeline.top_k, ex)
+        retrieve_all(work_of(ex, dense, dense_inputs), dense.pipeline.top_k, ex)
 
     def run_score(ex: Executor) -> None:
         score(cfg, inputs, predicted, k=cfg.pipeline.top_k, executor=ex)

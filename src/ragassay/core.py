@@ -185,18 +185,18 @@ def predict(cfg: EvalConfig, inputs: Inputs, *, k: int, threshold: float | None 
     timings: dict[str, float] = {}
     if not rankings:
         t0 = time.perf_counter()
-        rankings = retrieve(work, k, executor)
+        rankings = retrieve_all(work, k, executor)
         retrieve_s = time.perf_counter() - t0
         timings["retrieve_s"] = retrieve_s
         timings["retrieve_mean_ms"] = retrieve_s * 1000 / max(len(rankings), 1)
     t0 = time.perf_counter()
-    preds, errors = answer(work, rankings, k, threshold, executor, progress=progress)
+    preds, errors = answer_all(work, rankings, k, threshold, executor, progress=progress)
     timings["answer_s"] = time.perf_counter() - t0
     by_id = {q.question_id: r for q, r in zip(inputs.questions, rankings, strict=True)}
     return Predicted(preds, by_id, errors, timings)
 
 
-def retrieve(work: Work, k: int, executor: Executor) -> list[Ranking]:
+def retrieve_all(work: Work, k: int, executor: Executor) -> list[Ranking]:
     """The ranking of every question (top ``k``, plus the rank in the whole index of its gold
     rows): :meth:`Pipeline.retrieve` here, or its batches of questions on the workers."""
     questions = work.inputs.questions
@@ -218,7 +218,7 @@ def _retrieve_unit(work: Work, batch: list[tuple[str, list[int]]], *, k: int
                                             [rows for _, rows in batch])
 
 
-def answer(work: Work, rankings: Sequence[Ranking], k: int, threshold: float | None,
+def answer_all(work: Work, rankings: Sequence[Ranking], k: int, threshold: float | None,
            executor: Executor, *, progress: bool = False,
            ) -> tuple[dict[str, Prediction], dict[str, str]]:
     """Every question answered from its first ``k`` hits (:meth:`Pipeline.predict_many`).
@@ -393,7 +393,7 @@ def judge(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult],
     supported / judged claims against the cited chunks; a failed call leaves it not
     measured (None, with the error), never a score. On workers (``executor``) the judge's
     ``concurrency`` and ``run_timeout_s`` are shared out as the answerer's are
-    (:func:`answer`)."""
+    (:func:`answer_all`)."""
     if cfg.judge is None:
         return
     from .endpoint import EndpointError, OpenAICompatClient

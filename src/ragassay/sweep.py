@@ -19,7 +19,7 @@ from .aggregate import cost_summary
 from .atomic import FolderWriter, write_folder
 from .checks import totals
 from .config import EvalConfig, check_endpoints
-from .core import Predicted, load_inputs, predict, retrieve, score, work_of
+from .core import Predicted, load_inputs, predict, retrieve_all, score, work_of
 from .errors import InputError
 from .executor import Executor, open_executor
 from .jsonio import json_text
@@ -92,7 +92,7 @@ def _sweep(cfg: EvalConfig, ks: Sequence[int], thresholds: list[float | None],
 
         ks, note = cap_ks(ks, len(inputs.store.chunks))
         pipeline = Pipeline(inputs.store, cfg)
-        rankings = retrieve(work_of(executor, cfg, inputs, pipeline), max(ks), executor)
+        rankings = retrieve_all(work_of(executor, cfg, inputs, pipeline), max(ks), executor)
     else:  # another system's answers are fixed: only the context it is judged on changes
         given = predict(cfg, inputs, k=1).predictions
         ks, note = cap_ks(ks, max([len(p.retrieved) for p in given.values()] or [1]))
