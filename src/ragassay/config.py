@@ -14,6 +14,8 @@ from pydantic import (
     ConfigDict,
     Field,
     SerializerFunctionWrapHandler,
+    ValidationInfo,
+    field_validator,
     model_serializer,
     model_validator,
 )
@@ -135,6 +137,26 @@ class DiagnoseConfig(_Strict):
     repeated_line_share: float = Field(0.5, ge=0.0, le=1.0)
 
 
+class ExecutorConfig(_Strict):
+    """Where the independent units of a run (retrieve a batch of questions, answer, score or
+    judge one question) run: see :mod:`ragassay.executor`. The results are the same for
+    every kind and worker count; only the time changes."""
+
+    kind: Literal["local", "process", "ray"] = "local"
+    # None: the cores of this machine (process, a local ray); local always uses 1
+    workers: int | None = Field(None, ge=1)
+    # ray only: the cluster to join (``ray://host:10001`` or ``host:6379``); None starts a
+    # local Ray on 127.0.0.1 for the run
+    address: str | None = None
+
+    @field_validator("address")
+    @classmethod
+    def _address_for_ray(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is not None and info.data.get("kind") != "ray":
+            raise ValueError("a cluster address is for kind: ray")
+        return value
+
+
 class EvalConfig(_Strict):
     index_dir: Path | None = None
     source_dir: Path | None = None
@@ -156,6 +178,8 @@ class EvalConfig(_Strict):
     decline_phrases: list[str] = Field(default_factory=list)
     # Optional claim-level judge through an OpenAI-compatible endpoint.
     judge: EndpointConfig | None = None
+    # Where the run's units run (local, process, ray); not part of what is measured.
+    executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
     # CI bars on metric means, e.g. {recall_at_5: ">= 0.8"}; see `ragassay gate`.
     gate: dict[str, Any] = Field(default_factory=dict)
 

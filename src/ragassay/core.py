@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ from .answer.prompt import TOKENIZER, build_prompt, count_tokens
 from .checks import question_checks
 from .config import EvalConfig
 from .diagnose import Case, diagnose
+from .executor import Executor, LocalExecutor, split
 from .gold import (
     QuestionGold,
     anchor_gold,
@@ -50,6 +51,7 @@ from .schema import Chunk, GoldRecord, Prediction, Question
 from .store import Index, read_chunks, store_of_chunks
 
 if TYPE_CHECKING:  # the pipeline pulls in retrievers and embedders: imported when used
+    from .endpoint import EndpointConfig
     from .pipeline import Pipeline
     from .retrieve import Ranking
 
@@ -83,6 +85,39 @@ class Predicted:
     # question, when it ran here), ``retrieve_mean_ms`` (that time per question: a mean, the
     # batches have no per-question time), ``answer_s`` (answering every question).
     timings: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class Work:
+    """What every unit of an evaluation reads: the config and the inputs. An executor sends
+    it to each worker once (:mod:`ragassay.executor`); a worker builds its own pipeline
+    from it, when a unit first needs one (the pipeline is not sent: its clients and search
+    structures are rebuilt, not pickled)."""
+
+    cfg: EvalConfig
+    inputs: Inputs
+    built: Pipeline | None = None
+
+    def pipeline(self) -> Pipeline:
+        if self.built is None:
+            from .pipeline import Pipeline
+
+            self.built = Pipeline(self.inputs.store, self.cfg)
+        return self.built
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"cfg": self.cfg, "inputs": self.inputs, "built": None}
+
+
+def work_of(executor: Executor, cfg: EvalConfig, inputs: Inputs,
+            pipeline: Pipeline | None = None) -> Work:
+    """The one :class:`Work` of ``cfg`` and ``inputs`` for ``executor``'s life (so that a
+    sweep's settings send it to the workers once); ``pipeline``, when given, is the one the
+    local executor's units use."""
+    work: Work = executor.keep(("work", id(cfg), id(inputs)), lambda: Work(cfg, inputs))
+    if pipeline is not None and work.built is None:
+        work.built = pipeline
+    return work
 
 
 def load_inputs(cfg: EvalConfig) -> Inputs:
@@ -137,25 +172,118 @@ def cap_k(cfg: EvalConfig, inputs: Inputs, k: int) -> tuple[int, str | None]:
 
 def predict(cfg: EvalConfig, inputs: Inputs, *, k: int, threshold: float | None = None,
             pipeline: Pipeline | None = None, rankings: list[Ranking] | None = None,
-            progress: bool = False) -> Predicted:
-    """The configured system's predictions: read from its file, or produced by the pipeline."""
+            progress: bool = False, executor: Executor | None = None) -> Predicted:
+    """The configured system's predictions: read from its file, or produced by the pipeline
+    (retrieval in batches of questions and answering through ``executor``, default local)."""
     if cfg.predictions_path is not None:
         return Predicted(load_predictions(cfg.predictions_path, inputs.questions, inputs.store,
                                           lenient=cfg.lenient, warnings=inputs.warnings))
     from .pipeline import Pipeline
 
-    pipeline = pipeline or Pipeline(inputs.store, cfg)
+    executor = executor or LocalExecutor()
+    pipeline = pipeline or Pipeline(inputs.store, cfg)  # built here: bad config fails first
+    work = work_of(executor, cfg, inputs, pipeline)
     timings: dict[str, float] = {}
     if not rankings:
-        rankings = pipeline.retrieve(inputs.questions, k, track=gold_rows(inputs))
-        timings["retrieve_s"] = pipeline.retrieve_s
-        timings["retrieve_mean_ms"] = pipeline.retrieve_s * 1000 / max(len(rankings), 1)
+        t0 = time.perf_counter()
+        rankings = retrieve_all(work, k, executor)
+        retrieve_s = time.perf_counter() - t0
+        timings["retrieve_s"] = retrieve_s
+        timings["retrieve_mean_ms"] = retrieve_s * 1000 / max(len(rankings), 1)
     t0 = time.perf_counter()
-    preds, errors = pipeline.predict_many(inputs.questions, rankings, k, threshold,
-                                          progress=progress)
+    preds, errors = answer_all(work, rankings, k, threshold, executor, progress=progress)
     timings["answer_s"] = time.perf_counter() - t0
     by_id = {q.question_id: r for q, r in zip(inputs.questions, rankings, strict=True)}
     return Predicted(preds, by_id, errors, timings)
+
+
+def retrieve_all(work: Work, k: int, executor: Executor) -> list[Ranking]:
+    """The ranking of every question (top ``k``, plus the rank in the whole index of its gold
+    rows): :meth:`Pipeline.retrieve` here, or its batches of questions on the workers."""
+    questions = work.inputs.questions
+    track = gold_rows(work.inputs)
+    if isinstance(executor, LocalExecutor):
+        return work.pipeline().retrieve(questions, k, track=track)
+    from .pipeline import RETRIEVE_BATCH
+
+    items = [(q.question, rows) for q, rows in zip(questions, track, strict=True)]
+    with stages.bar("retrieval", len(items)) as bar:
+        return executor.map(partial(_retrieve_unit, k=k), items, work,
+                            chunk_size=RETRIEVE_BATCH, done=bar.advance)
+
+
+def _retrieve_unit(work: Work, batch: list[tuple[str, list[int]]], *, k: int
+                   ) -> list[Ranking]:
+    # one search call per batch, as Pipeline.retrieve makes it: the same rankings
+    return work.pipeline().retriever.search([text for text, _ in batch], k,
+                                            [rows for _, rows in batch])
+
+
+def answer_all(work: Work, rankings: Sequence[Ranking], k: int, threshold: float | None,
+           executor: Executor, *, progress: bool = False,
+           ) -> tuple[dict[str, Prediction], dict[str, str]]:
+    """Every question answered from its first ``k`` hits (:meth:`Pipeline.predict_many`).
+    On workers, an LLM answerer's ``concurrency`` is shared out among them (the calls in
+    flight stay at most ``concurrency`` over all workers; at most that many workers answer)
+    and each worker gets what is left of ``run_timeout_s``; the extractive answerer is
+    split in chunks for every worker."""
+    questions = work.inputs.questions
+    if isinstance(executor, LocalExecutor):
+        return work.pipeline().predict_many(questions, rankings, k, threshold,
+                                            progress=progress)
+    items = list(zip(questions, rankings, strict=True))
+    cfg = work.cfg.answerer
+    unit = partial(_answer_unit, k=k, threshold=threshold)
+    chunks = None
+    if cfg.kind == "llm":
+        endpoint = cfg.endpoint()
+        calls = served_concurrency(endpoint)
+        chunks = split(items, min(executor.workers, calls))
+        unit = partial(unit, calls=calls // len(chunks),
+                       until=_deadline_s(endpoint.run_timeout_s))
+    on = True if progress else None
+    with stages.bar("answering", len(items), enabled=on) as bar:
+        results = executor.map(unit, items, work, chunks=chunks, done=bar.advance)
+    preds: dict[str, Prediction] = {}
+    errors: dict[str, str] = {}
+    for (q, _), (pred, error) in zip(items, results, strict=True):
+        if pred is not None:
+            preds[q.question_id] = pred
+        if error is not None:
+            errors[q.question_id] = error
+    return preds, errors
+
+
+def served_concurrency(endpoint: EndpointConfig) -> int:
+    """The calls in flight an endpoint takes: its ``concurrency``, else what the server says
+    (:attr:`~ragassay.endpoint.OpenAICompatClient.concurrency`), asked once by the driver so
+    that the workers share out one number."""
+    if endpoint.concurrency is not None:
+        return endpoint.concurrency
+    from .endpoint import OpenAICompatClient
+
+    with OpenAICompatClient(endpoint) as client:
+        return client.concurrency
+
+
+def _deadline_s(seconds: float | None) -> float | None:
+    """The run's deadline as wall-clock time: the one clock every worker (and machine)
+    shares; each worker turns what is left of it into its own ``run_timeout_s``."""
+    return None if seconds is None else time.time() + seconds
+
+
+def _answer_unit(work: Work, chunk: list[tuple[Question, Ranking]], *, k: int,
+                 threshold: float | None, calls: int | None = None,
+                 until: float | None = None) -> list[tuple[Prediction | None, str | None]]:
+    questions = [q for q, _ in chunk]
+    endpoint = None
+    if calls is not None:  # an LLM answerer: this worker's share of the calls in flight
+        endpoint = work.cfg.answerer.endpoint().model_copy(update={
+            "concurrency": calls,
+            "run_timeout_s": None if until is None else max(until - time.time(), 0.0)})
+    preds, errors = work.pipeline().predict_many(questions, [r for _, r in chunk], k,
+                                                 threshold, endpoint=endpoint)
+    return [(preds.get(q.question_id), errors.get(q.question_id)) for q in questions]
 
 
 # --- score -------------------------------------------------------------------------------
@@ -251,21 +379,39 @@ def _score_unanswered(cfg: EvalConfig, inputs: Inputs, q: Question, ranking: Ran
         not_measured=not_measured)
 
 
+SCORE_BATCH = 64  # questions per scoring unit sent to a worker
+
+
 def score(cfg: EvalConfig, inputs: Inputs, predicted: Predicted, *, k: int,
-          threshold: float | None = None) -> list[QuestionResult]:
-    """Score and diagnose every question; a question without a prediction is not measured."""
-    return [
-        score_question(cfg, inputs, q, predicted.predictions.get(q.question_id), k=k,
-                       threshold=threshold, ranking=predicted.rankings.get(q.question_id),
-                       not_measured=predicted.errors.get(q.question_id, NO_PREDICTION))
-        for q in stages.track(inputs.questions, "scoring")
-    ]
+          threshold: float | None = None, executor: Executor | None = None,
+          ) -> list[QuestionResult]:
+    """Score and diagnose every question (through ``executor``, default local); a question
+    without a prediction is not measured."""
+    executor = executor or LocalExecutor()
+    items = [(q, predicted.predictions.get(q.question_id),
+              predicted.rankings.get(q.question_id),
+              predicted.errors.get(q.question_id, NO_PREDICTION)) for q in inputs.questions]
+    with stages.bar("scoring", len(items)) as bar:
+        return executor.map(partial(_score_unit, k=k, threshold=threshold), items,
+                            work_of(executor, cfg, inputs), chunk_size=SCORE_BATCH,
+                            done=bar.advance)
 
 
-def judge(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult]) -> None:
+def _score_unit(work: Work, chunk: list[tuple[Question, Prediction | None, Ranking | None,
+                                              str]], *, k: int, threshold: float | None,
+                ) -> list[QuestionResult]:
+    return [score_question(work.cfg, work.inputs, q, pred, k=k, threshold=threshold,
+                           ranking=ranking, not_measured=not_measured)
+            for q, pred, ranking, not_measured in chunk]
+
+
+def judge(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult],
+          executor: Executor | None = None) -> None:
     """Claim-level faithfulness by the configured LLM judge: ``judge_faithfulness`` =
     supported / judged claims against the cited chunks; a failed call leaves it not
-    measured (None, with the error), never a score."""
+    measured (None, with the error), never a score. On workers (``executor``) the judge's
+    ``concurrency`` and ``run_timeout_s`` are shared out as the answerer's are
+    (:func:`answer_all`)."""
     if cfg.judge is None:
         return
     from .endpoint import EndpointError, OpenAICompatClient
@@ -288,8 +434,19 @@ def judge(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult]) -> Non
     store = inputs.store
     items = [(r.answer, [store.chunk(c) for c in r.scores["cited_ids"] if store.has(c)],
               r.question) for r in todo]
-    with OpenAICompatClient(cfg.judge) as client, stages.bar("judging", len(items)) as bar:
-        verdicts = CountingJudge(client, bar).judge_many(items)  # type: ignore[arg-type]
+    verdicts: list[Any]
+    if executor is None or isinstance(executor, LocalExecutor):
+        with OpenAICompatClient(cfg.judge) as client, stages.bar("judging",
+                                                                 len(items)) as bar:
+            verdicts = CountingJudge(client, bar).judge_many(items)  # type: ignore[arg-type]
+    else:
+        calls = served_concurrency(cfg.judge)
+        chunks = split(items, min(executor.workers, calls))
+        unit = partial(_judge_unit, calls=calls // max(len(chunks), 1),
+                       until=_deadline_s(cfg.judge.run_timeout_s))
+        with stages.bar("judging", len(items)) as bar:
+            verdicts = executor.map(unit, items, work_of(executor, cfg, inputs),
+                                    chunks=chunks, done=bar.advance)
     for r, res in zip(todo, verdicts, strict=True):
         if isinstance(res, EndpointError):
             r.judge = {"error": str(res)}
@@ -302,6 +459,19 @@ def judge(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult]) -> Non
                 r.missing["judge_faithfulness"] = "no claim could be judged"
             else:  # scored before the judge ran: "no judge configured" no longer holds
                 r.missing.pop("judge_faithfulness", None)
+
+
+def _judge_unit(work: Work, chunk: list[tuple[Any, list[Chunk], str]], *, calls: int,
+                until: float | None) -> list[Any]:
+    from .endpoint import OpenAICompatClient
+    from .judge import Judge
+
+    assert work.cfg.judge is not None  # judge() sends units only with a judge
+    endpoint = work.cfg.judge.model_copy(update={
+        "concurrency": calls,
+        "run_timeout_s": None if until is None else max(until - time.time(), 0.0)})
+    with OpenAICompatClient(endpoint) as client:
+        return list(Judge(client).judge_many(chunk))
 
 
 def answerer_prices(cfg: EvalConfig) -> tuple[float, float] | None:

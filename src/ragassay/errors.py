@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 OK = 0
 GATE_FAILED = 1
@@ -40,6 +41,14 @@ class InputError(Exception):
         where = self.path if line is None else f"{self.path}:{line}"
         what = f"field '{field}': {message}" if field else message
         super().__init__(f"{where}: {what}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # raised in a worker process, re-raised here as the same error
+        return (_input_error, (self.path, self.message, self.line, self.field))
+
+
+def _input_error(path: str, message: str, line: int | None, field: str | None) -> InputError:
+    return InputError(path, message, line=line, field=field)
 
 
 def unknown_name(kind: str, name: str, known: Sequence[str], *, known_as: str = "known") -> str:

@@ -18,6 +18,7 @@ from .answer.prompt import build_prompt, count_tokens
 from .config import EvalConfig, locate
 from .embed import embedder_from_meta
 from .endpoint import (
+    EndpointConfig,
     EndpointError,
     OpenAICompatClient,
     check_api_key,
@@ -151,20 +152,24 @@ class Pipeline:
 
     def predict_many(self, questions: Sequence[Question], rankings: Sequence[Ranking], k: int,
                      threshold: float | None = None, progress: bool = False,
+                     endpoint: EndpointConfig | None = None,
                      ) -> tuple[dict[str, Prediction], dict[str, str]]:
         """Answer each question from its first k hits (scoring at least `threshold`).
 
         Returns the predictions and, for questions whose answerer call failed after its
         retries, the error: such a question's answer is reported as not measured, never
         scored (its retrieval is scored from its ranking, see :func:`answer_hits`).
+        ``endpoint``: the LLM answerer's concurrency and run timeout to use instead of the
+        config's (a worker's share of them, see :func:`ragassay.core.answer_all`).
         """
         items = [(q, answer_hits(r, k, threshold))
                  for q, r in zip(questions, rankings, strict=True)]
         a = self.answerer_cfg
         on = True if progress else None  # else as the command line says (off in the API)
         if a.kind == "llm":
-            cfg = a.endpoint()
-            concurrency = self._answerer().client.concurrency  # may ask the server (/props)
+            cfg = endpoint or a.endpoint()
+            # a worker's share, else the config's, else what the server says (/props)
+            concurrency = cfg.concurrency or self._answerer().client.concurrency
             with stages.bar("answering", len(items), enabled=on) as bar:
                 def answer(item: tuple[Question, list[Hit]]) -> Any:
                     try:  # the same call, counted when it ends (results and errors alike)

@@ -15,6 +15,7 @@ from .aggregate import latency_summary, summarize
 from .config import EvalConfig, check_contract_questions, check_endpoints
 from .core import cap_k, judge, load_inputs, predict, score
 from .errors import InputError
+from .executor import open_executor
 from .ingest import file_sha256
 from .runfolder import QuestionResult, RunResult, check_run_id, referenced_chunk_texts
 
@@ -57,19 +58,25 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
     if contract:
         check_contract_questions(cfg, inputs.questions)
     k, note = cap_k(cfg, inputs, cfg.pipeline.top_k)
+    ex = cfg.executor
     t0 = time.perf_counter()
-    predicted = predict(cfg, inputs, k=k, progress=progress)
-    predict_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    results = score(cfg, inputs, predicted, k=k)
-    score_s = time.perf_counter() - t0
-    judge(cfg, inputs, results)
-    judge_s = time.perf_counter() - t0 - score_s
+    with open_executor(ex.kind, ex.workers, ex.address) as executor:
+        start_s = time.perf_counter() - t0  # starting the workers (a local Ray: seconds)
+        t0 = time.perf_counter()
+        predicted = predict(cfg, inputs, k=k, progress=progress, executor=executor)
+        predict_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        results = score(cfg, inputs, predicted, k=k, executor=executor)
+        score_s = time.perf_counter() - t0
+        judge(cfg, inputs, results, executor)
+        judge_s = time.perf_counter() - t0 - score_s
+        ran_on = executor.describe()
     metrics = summarize(
         cfg, inputs, results, run_id=run_id, mode=mode, k=k,
         notes=([note] if note else []) + inputs.warnings,  # the reads' warnings included
         provenance={"inputs_sha256": {str(p): file_sha256(p) for p in inputs.files}},
-        timings={"load_s": inputs.load_s, "anchor_s": inputs.anchor_s,
+        timings={"executor": {**ran_on, "start_s": start_s},
+                 "load_s": inputs.load_s, "anchor_s": inputs.anchor_s,
                  "predict_s": predict_s, **predicted.timings,
                  **stage_ms(results, "answer"),
                  "score_s": score_s, **({"judge_s": judge_s} if cfg.judge else {}),

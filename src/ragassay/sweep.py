@@ -19,8 +19,9 @@ from .aggregate import cost_summary
 from .atomic import FolderWriter, write_folder
 from .checks import totals
 from .config import EvalConfig, check_endpoints
-from .core import Predicted, gold_rows, load_inputs, predict, score
+from .core import Predicted, load_inputs, predict, retrieve_all, score, work_of
 from .errors import InputError
+from .executor import Executor, open_executor
 from .jsonio import json_text
 from .report.safe import md_table
 
@@ -77,6 +78,13 @@ def run_sweep(cfg: EvalConfig, ks: Sequence[int], thresholds: list[float | None]
     """One row per (k, threshold) with the three checks, recall@k and token totals; and
     notes for the user (k values capped at the chunks there are to retrieve)."""
     check_endpoints(cfg)
+    ex = cfg.executor
+    with open_executor(ex.kind, ex.workers, ex.address) as executor:
+        return _sweep(cfg, ks, thresholds, executor, progress)
+
+
+def _sweep(cfg: EvalConfig, ks: Sequence[int], thresholds: list[float | None],
+           executor: Executor, progress: bool) -> tuple[list[dict[str, Any]], list[str]]:
     inputs = load_inputs(cfg)
     pipeline = rankings = fixed = None
     if cfg.predictions_path is None:
@@ -84,7 +92,7 @@ def run_sweep(cfg: EvalConfig, ks: Sequence[int], thresholds: list[float | None]
 
         ks, note = cap_ks(ks, len(inputs.store.chunks))
         pipeline = Pipeline(inputs.store, cfg)
-        rankings = pipeline.retrieve(inputs.questions, max(ks), track=gold_rows(inputs))
+        rankings = retrieve_all(work_of(executor, cfg, inputs, pipeline), max(ks), executor)
     else:  # another system's answers are fixed: only the context it is judged on changes
         given = predict(cfg, inputs, k=1).predictions
         ks, note = cap_ks(ks, max([len(p.retrieved) for p in given.values()] or [1]))
@@ -98,8 +106,9 @@ def run_sweep(cfg: EvalConfig, ks: Sequence[int], thresholds: list[float | None]
         for threshold, k in settings:
             predicted = fixed or predict(cfg, inputs, k=k, threshold=threshold,
                                          pipeline=pipeline, rankings=rankings,
-                                         progress=progress)
-            scored = score(cfg, inputs, predicted, k=k, threshold=threshold)
+                                         progress=progress, executor=executor)
+            scored = score(cfg, inputs, predicted, k=k, threshold=threshold,
+                           executor=executor)
             checks = totals(((r.answerable, r.checks) for r in scored), k=k,
                             hit_policy=cfg.metrics.hit_policy)
             recalls = [r.retrieval.get(f"recall_at_{k}") for r in scored]

@@ -99,11 +99,18 @@ def _with_progress(progress: bool | None, fn: Callable[[], T]) -> T:
 
 
 def _load(config: Path, predictions: Path | None = None, chunks: Path | None = None,
-          k: int | None = None, lenient: bool = False) -> Any:
+          k: int | None = None, lenient: bool = False, executor: ExecutorName | None = None,
+          workers: int | None = None) -> Any:
     """The config with the command-line values applied, then checked."""
     from ..config import load_config
 
     overrides: dict[str, Any] = {}
+    if executor is not None:
+        overrides["executor.kind"] = executor.value
+        if executor is not ExecutorName.ray:  # a configured cluster address is Ray's only
+            overrides["executor.address"] = None
+    if workers is not None:
+        overrides["executor.workers"] = workers
     if predictions is not None:
         overrides["predictions_path"] = predictions
     if chunks is not None:
@@ -117,6 +124,22 @@ def _load(config: Path, predictions: Path | None = None, chunks: Path | None = N
     return load_config(config, overrides)
 
 
+class ExecutorName(str, Enum):
+    """Where the units of a run run (:mod:`ragassay.executor`)."""
+
+    local = "local"
+    process = "process"
+    ray = "ray"
+
+
+ExecutorOpt = Annotated[ExecutorName | None, typer.Option(
+    "--executor", show_default=False,
+    help="Where the units run: local (this process), process (worker processes), ray (a Ray "
+         "cluster, or a local Ray on 127.0.0.1). Default: the config's executor.kind, "
+         "else local.")]
+WorkersOpt = Annotated[int | None, typer.Option(
+    "--workers", min=1, show_default=False,
+    help="Workers for process/ray (default: executor.workers, else the cores here).")]
 ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="Evaluation config (YAML).")]
 RunIdOpt = Annotated[str | None, typer.Option("--run-id", help="Run folder name (default: time).")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Replace an existing folder of that id.")]

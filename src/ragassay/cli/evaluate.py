@@ -13,6 +13,8 @@ from ..errors import GATE_FAILED, NOT_MEASURED, InputError
 from .common import (
     ChunksOpt,
     ConfigOpt,
+    ExecutorName,
+    ExecutorOpt,
     ForceOpt,
     Format,
     FormatOpt,
@@ -23,6 +25,7 @@ from .common import (
     QuietOpt,
     RootOpt,
     RunIdOpt,
+    WorkersOpt,
     _load,
     _progress_on,
     _quiet_pypdf,
@@ -46,6 +49,11 @@ def index(
     quiet: Annotated[bool, typer.Option(
         "--quiet", "-q", help="No progress bar (index prints no tables): --no-progress.")
     ] = False,
+    executor: ExecutorOpt = None,
+    workers: WorkersOpt = None,
+    ray_address: Annotated[str | None, typer.Option(
+        "--ray-address", help="With --executor ray: the Ray cluster to join (default: a "
+                              "local Ray on 127.0.0.1).")] = None,
 ) -> None:
     """Build `index.json` + `embeddings.npy` from a folder of documents."""
     from ..embed import known_embedders
@@ -70,8 +78,14 @@ def index(
                 cli.err.print(f"index {out_dir} is up to date")
                 return
             cli.err.print(f"rebuilding index {out_dir}: {reason}")
-        idx = build_index(source, out_dir, chunk_size=chunk_size, overlap=overlap,
-                          embedder=embedder, progress=show)
+        if ray_address is not None and executor is not ExecutorName.ray:
+            raise InputError("--ray-address", "is for --executor ray")
+        from ..executor import open_executor
+
+        kind = executor.value if executor is not None else "local"
+        with open_executor(kind, workers, ray_address) as ex:
+            idx = build_index(source, out_dir, chunk_size=chunk_size, overlap=overlap,
+                              embedder=embedder, progress=show, executor=ex)
         note = skipped_note(idx.skipped)
         if note:
             cli.err.print(f"[yellow]warning:[/] {escape(note)}")
@@ -92,7 +106,7 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
             "--contract", help="Check the contract's minimums for naive_baseline (top_k 10, "
                                "10 answerable and 3 unanswerable questions), as the contract "
                                "command does.")] = False,
-        ) -> None:
+        executor: ExecutorOpt = None, workers: WorkersOpt = None) -> None:
     """Evaluate the configured pipeline (or a predictions file) and write the run folder.
 
     With --format json, stdout is metrics.json plus `run_dir` (and `gate` with --gate)."""
@@ -104,7 +118,7 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
     _quiet_pypdf()
 
     def go() -> Any:
-        cfg = _load(config, predictions, chunks, k, lenient)
+        cfg = _load(config, predictions, chunks, k, lenient, executor, workers)
         if contract:
             check_contract_top_k(cfg, k_option=k is not None)
         return run_evaluation(cfg, run_id=run_id, force=force, output_root=output_root,
@@ -151,7 +165,8 @@ def sweep(config: ConfigOpt,
           sweep_id: Annotated[str, typer.Option(help="Output folder name.")] = "sweep",
           force: ForceOpt = False, output_root: RootOpt = None, predictions: PredOpt = None,
           chunks: ChunksOpt = None, lenient: LenientOpt = False,
-          output_format: FormatOpt = Format.text, progress: ProgressOpt = None) -> None:
+          output_format: FormatOpt = Format.text, progress: ProgressOpt = None,
+          executor: ExecutorOpt = None, workers: WorkersOpt = None) -> None:
     """Evaluate k = 1..N (and thresholds) in one call: table, sweep.json/md and a PNG plot.
 
     With --format json, stdout is sweep.json plus `sweep_dir`."""
@@ -162,7 +177,8 @@ def sweep(config: ConfigOpt,
 
     def go() -> tuple[list[dict[str, Any]], Path, list[str]]:
         ks, thresholds = parse_k_range(k), parse_thresholds(threshold)
-        cfg = _load(config, predictions, chunks, lenient=lenient)
+        cfg = _load(config, predictions, chunks, lenient=lenient, executor=executor,
+                    workers=workers)
         check_run_id(sweep_id, "--sweep-id")
         dest = Path(output_root or cfg.output_root) / sweep_id
         if dest.exists() and not force:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .redact import redact_text
 
 
@@ -17,6 +19,15 @@ class EndpointError(Exception):
         self.message = message
         self.status = status
         self.attempts = attempts
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # returned by a worker process: the same error, status and attempts included
+        return (_endpoint_error, (type(self), self.message, self.status, self.attempts))
+
+
+def _endpoint_error(cls: type[EndpointError], message: str, status: int | None,
+                    attempts: int) -> EndpointError:
+    return cls(message, status=status, attempts=attempts)
 
 
 class EndpointUnreachable(EndpointError):

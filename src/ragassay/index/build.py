@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ import numpy as np
 from .. import vector
 from ..embed import Embedder, get_embedder
 from ..errors import InputError
+from ..executor import Executor, LocalExecutor
 from ..ingest import (
     SUPPORTED_EXTENSIONS,
     check_chunking,
@@ -42,6 +45,7 @@ def build_index(
     embedder_params: dict[str, Any] | None = None,
     batch_size: int = 256,
     progress: bool = True,
+    executor: Executor | None = None,
 ) -> Index:
     """Load → chunk → embed (in batches) → write the index, replacing ``out_dir`` atomically.
 
@@ -53,6 +57,8 @@ def build_index(
     Files of unsupported types are left out and listed: ``index.json`` → ``build.skipped``,
     the returned index's :attr:`~ragassay.store.Index.skipped`, and one info record on the
     ``ragassay`` logger (:func:`skipped_note`).
+
+    ``executor``: where the batches of chunks are embedded (default: in this process).
     """
     check_chunking(chunk_size, overlap)
     if batch_size < 1:
@@ -67,8 +73,12 @@ def build_index(
     documents = [d.document for d in loaded]
     chunks = [c for d in loaded for c in chunk_document(d, chunk_size=chunk_size,
                                                           overlap=overlap)]
-    vectors = embed_chunks(emb, [c.text for c in chunks], batch_size=batch_size,
-                           progress=progress)
+    texts = [c.text for c in chunks]
+    if executor is None or isinstance(executor, LocalExecutor):
+        vectors = embed_chunks(emb, texts, batch_size=batch_size, progress=progress)
+    else:
+        vectors = embed_on(executor, EmbedderSpec(embedder, embedder_params or {}), texts,
+                           batch_size=batch_size, progress=progress)
 
     chunking = chunking_params(chunk_size, overlap)
     npy = npy_bytes(vectors)
@@ -143,4 +153,44 @@ def embed_chunks(embedder: Embedder, texts: Sequence[str], *, batch_size: int = 
                                  f"{embedder.dimension})")
             out[start : start + len(batch)] = vecs
             bar.advance(len(batch))
+    return out
+
+
+@dataclass
+class EmbedderSpec:
+    """An embedder by name and parameters, as sent to workers: each builds it once."""
+
+    name: str
+    params: dict[str, Any]
+    built: Embedder | None = None
+
+    def embedder(self) -> Embedder:
+        if self.built is None:
+            self.built = get_embedder(self.name, **self.params)
+        return self.built
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"name": self.name, "params": self.params, "built": None}
+
+
+def _embed_unit(spec: EmbedderSpec, batch: list[str], *, batch_size: int) -> list[np.ndarray]:
+    # one batch of the local build's size: the same vectors, row for row
+    return list(embed_chunks(spec.embedder(), batch, batch_size=batch_size))
+
+
+def embed_on(executor: Executor, spec: EmbedderSpec, texts: Sequence[str], *,
+             batch_size: int = 256, progress: bool = False) -> np.ndarray:
+    """:func:`embed_chunks` with the batches embedded by ``executor``'s workers; the same
+    float32 ``(n, dimension)`` array (an embedder's vector of a text does not depend on the
+    other texts of its batch)."""
+    from .. import progress as stages
+
+    dimension = spec.embedder().dimension
+    out = np.zeros((len(texts), dimension), dtype=np.float32)
+    with stages.bar(f"embedding ({spec.embedder().model})", len(texts),
+                    enabled=True if progress else None) as bar:
+        rows = executor.map(partial(_embed_unit, batch_size=batch_size), texts, spec,
+                            chunk_size=batch_size, done=bar.advance)
+    if rows:
+        out[:] = np.stack(rows)
     return out

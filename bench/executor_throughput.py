@@ -1,0 +1,127 @@
+"""Throughput of the executors on two CPU-bound stages, with 1 and 2 workers.
+
+    python bench/executor_throughput.py [--questions 3000] [--texts 20000] [--chunks 20000]
+                                        [--repeats 1] [--kinds process,ray]
+
+- ``retrieve``: the naive baseline's exact dense search (hashing embedder, top 10 and the
+  rank of each question's gold rows) of every question of that set over an index of
+  ``--chunks`` chunks built from the set's chunk texts (:func:`ragassay.core.retrieve_all`);
+- ``score``: scoring and diagnosing every question of a generated set (``tests/synthetic.py``,
+  English, German and Korean, predictions mode) through :func:`ragassay.core.score`;
+- ``embed``: embedding texts with the hashing embedder in batches of 256
+  (:func:`ragassay.index.build.embed_on`, what ``ragassay index --executor`` runs).
+
+For each executor and worker count the workers are started and the stage run once first
+(a warm-up: the shared object sent, the modules imported), so the figures are the stage's
+own throughput, not the start-up (reported apart: a local Ray takes seconds to start).
+Each time is the best of ``--repeats``. The speed-up is items/s with 2 workers over items/s
+with 1; it is bounded by the cores that are free while it runs (the load average before
+and after is printed).
+This file is a benchmark, not a test: nothing here runs in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from synthetic import make_eval_set  # noqa: E402
+
+from ragassay.config import load_config  # noqa: E402
+from ragassay.core import load_inputs, predict, retrieve_all, score, work_of  # noqa: E402
+from ragassay.executor import Executor, open_executor  # noqa: E402
+from ragassay.index import build_index  # noqa: E402
+from ragassay.index.build import EmbedderSpec, embed_on  # noqa: E402
+
+
+def best_time(fn: Callable[[], Any], repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def stages(folder: Path, n_questions: int, n_texts: int, n_chunks: int) -> dict[str, Any]:
+    """The inputs of the stages, loaded once: ``{name: (n_items, run(executor))}``."""
+    config = make_eval_set(folder, n_questions=n_questions, seed=7)
+    cfg = load_config(config)
+    inputs = load_inputs(cfg)
+    predicted = predict(cfg, inputs, k=cfg.pipeline.top_k)
+    chunks = [c.text for c in inputs.store.chunks]
+    texts = [chunks[i % len(chunks)] + f" {i}" for i in range(n_texts)]
+    spec = EmbedderSpec("hashing", {})
+    # an index of about n_chunks chunks: documents of 10 paragraphs, each one chunk long
+    docs = folder / "docs"
+    docs.mkdir()
+    for d in range(max(1, n_chunks // 10)):
+        paragraphs = [f"{chunks[(d * 10 + i) % len(chunks)]} ({d}.{i})" for i in range(10)]
+        (docs / f"doc{d:06d}.txt").write_text("\n\n".join(paragraphs), encoding="utf-8")
+    build_index(docs, folder / "index", chunk_size=200, overlap=0, progress=False)
+    dense = load_config(config, {"index_dir": str(folder / "index"), "predictions_path": None,
+                                 "chunks_path": None})
+    dense_inputs = load_inputs(dense)
+    print(f"index: {len(dense_inputs.store.chunks)} chunks, "
+          f"{len(dense_inputs.questions)} questions", flush=True)
+
+    def run_retrieve(ex: Executor) -> None:
+        retrieve_all(work_of(ex, dense, dense_inputs), dense.pipeline.top_k, ex)
+
+    def run_score(ex: Executor) -> None:
+        score(cfg, inputs, predicted, k=cfg.pipeline.top_k, executor=ex)
+
+    def run_embed(ex: Executor) -> None:
+        embed_on(ex, spec, texts)
+
+    return {"retrieve": (len(dense_inputs.questions), run_retrieve),
+            "score": (len(inputs.questions), run_score), "embed": (len(texts), run_embed)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--questions", type=int, default=3000)
+    ap.add_argument("--texts", type=int, default=20000)
+    ap.add_argument("--chunks", type=int, default=20000)
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--kinds", default="process,ray")
+    args = ap.parse_args()
+    print(f"load average before: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = stages(Path(tmp) / "set", args.questions, args.texts, args.chunks)
+        rows = []
+        for kind in ["local", *args.kinds.split(",")]:
+            for workers in ([1] if kind == "local" else [1, 2]):
+                t0 = time.perf_counter()
+                with open_executor(kind, workers) as ex:
+                    start_s = time.perf_counter() - t0
+                    for name, (n, run) in work.items():
+                        run(ex)  # warm-up: shared object sent, modules imported
+                        s = best_time(lambda run=run, ex=ex: run(ex), args.repeats)
+                        rows.append((name, kind, workers, n, s, start_s))
+                        print(f"{name:8} {kind:7} {workers}  {n:6} items  {s:7.2f} s  "
+                              f"{n / s:9.0f} items/s  (start {start_s:.1f} s)", flush=True)
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    print()
+    print("| stage | executor | 1 worker (items/s) | 2 workers (items/s) | speed-up |")
+    print("|---|---|---|---|---|")
+    for name in work:
+        for kind in args.kinds.split(","):
+            one = [n / s for st, k, w, n, s, _ in rows if (st, k, w) == (name, kind, 1)]
+            two = [n / s for st, k, w, n, s, _ in rows if (st, k, w) == (name, kind, 2)]
+            if one and two:
+                print(f"| {name} | {kind} | {one[0]:.0f} | {two[0]:.0f} | "
+                      f"{two[0] / one[0]:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()

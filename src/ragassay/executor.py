@@ -1,0 +1,377 @@
+"""Where the independent units of an evaluation run: in this process (``local``), in worker
+processes of this machine (``process``), or on a Ray cluster (``ray``).
+
+One interface, :meth:`Executor.map`: ``fn(shared, chunk)`` over consecutive chunks of
+``items``, results in input order. ``fn`` is a module-level function (or a
+``functools.partial`` of one) so that it pickles by name; ``shared`` is what every unit reads
+(the config and the loaded inputs) and is sent to each worker once, not with every unit:
+a worker keeps the last :data:`KEPT_SHARED` shared objects it received, by key.
+
+A unit's result never depends on the chunk it ran in or on the worker that ran it, so every
+executor and worker count gives the same results (the executor-equivalence test checks
+it byte for byte).
+
+Ray: ``ray.init(address=...)`` joins an existing cluster (ragassay must be installed on its
+nodes); without an address a local Ray is started for the run, on 127.0.0.1 only (its node
+address given explicitly, no dashboard, no usage statistics, no worker logs echoed) and shut
+down at the end. A Ray session already started in this process is used as it is.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from .atomic import write_bytes
+
+T = TypeVar("T")
+R = TypeVar("R")
+S = TypeVar("S")
+
+ExecutorKind = Literal["local", "process", "ray"]
+KINDS: tuple[str, ...] = ("local", "process", "ray")
+KEPT_SHARED = 2  # shared objects a worker keeps (a sweep alternates two stages' objects)
+LOCALHOST = "127.0.0.1"
+
+
+def cpu_count() -> int:
+    """The cores this process may use (its affinity mask where the OS has one)."""
+    try:
+        return max(len(os.sched_getaffinity(0)), 1)
+    except AttributeError:  # not on every OS
+        return os.cpu_count() or 1
+
+
+def chunked(items: Sequence[T], size: int) -> list[list[T]]:
+    """``items`` in consecutive lists of ``size`` (the last one shorter)."""
+    return [list(items[i : i + size]) for i in range(0, len(items), size)]
+
+
+def split(items: Sequence[T], parts: int) -> list[list[T]]:
+    """``items`` in at most ``parts`` consecutive lists whose sizes differ by at most one."""
+    parts = max(1, min(parts, len(items)))
+    base, extra = divmod(len(items), parts)
+    out, start = [], 0
+    for i in range(parts):
+        end = start + base + (i < extra)
+        out.append(list(items[start:end]))
+        start = end
+    return [p for p in out if p]
+
+
+# --- the worker side -----------------------------------------------------------------
+
+_kept: dict[str, Any] = {}  # in a worker: the shared objects received, by key
+
+
+def _shared_object(key: str, load: Callable[[], Any]) -> Any:
+    if key not in _kept:
+        while len(_kept) >= KEPT_SHARED:
+            _kept.pop(next(iter(_kept)))
+        _kept[key] = load()
+    return _kept[key]
+
+
+# A worker is one core's worth of work: its BLAS (numpy's matrix products) on one thread,
+# not on every core of the machine each (N workers x N threads would oversubscribe).
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _one_thread() -> None:
+    """The worker process's start: one BLAS thread (unless the user set the variables);
+    read by numpy's BLAS when it loads, which is after this."""
+    for name in _THREAD_VARIABLES:
+        os.environ.setdefault(name, "1")
+
+
+def _read_pickle(path: str) -> Any:
+    with open(path, "rb") as fh:
+        return pickle.load(fh)
+
+
+def _process_unit(key: str, path: str, fn: Callable[[Any, list[Any]], list[Any]],
+                  chunk: list[Any]) -> list[Any]:
+    """A chunk in a worker process; the shared object is read from its file once."""
+    return fn(_shared_object(key, lambda: _read_pickle(path)), chunk)
+
+
+class _RayWorker:
+    """A Ray actor: one worker process that keeps the shared objects it was sent."""
+
+    def run(self, key: str, box: list[Any], fn: Callable[[Any, list[Any]], list[Any]],
+            chunk: list[Any]) -> list[Any]:
+        import ray
+
+        # ``box`` holds the object reference unresolved: fetched only on the first use
+        return fn(_shared_object(key, lambda: ray.get(box[0])), chunk)
+
+
+# --- the executors --------------------------------------------------------------------
+
+
+class _Failed:
+    """A chunk whose unit raised ``error``."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+
+class Executor:
+    """Runs ``fn(shared, chunk)`` over chunks of items; :class:`LocalExecutor` in process."""
+
+    kind: str = "local"
+
+    def __init__(self, workers: int = 1) -> None:
+        if workers < 1:
+            raise ValueError(f"workers must be at least 1, got {workers}")
+        self.workers = workers
+        self._keys: dict[int, tuple[Any, str]] = {}  # id(shared) → (shared, key)
+        self._kept: dict[Any, Any] = {}
+
+    def keep(self, key: Any, make: Callable[[], S]) -> S:
+        """One object per ``key`` for the executor's life, made by ``make`` on first use:
+        the shared object of several maps (sent to the workers once)."""
+        if key not in self._kept:
+            self._kept[key] = make()
+        return self._kept[key]
+
+    def map(self, fn: Callable[[S, list[T]], list[R]], items: Sequence[T], shared: S, *,
+            chunk_size: int | None = None, chunks: list[list[T]] | None = None,
+            done: Callable[[int], None] | None = None) -> list[R]:
+        """``fn(shared, chunk)`` for consecutive chunks of ``items`` (``chunk_size`` each; by
+        default about four chunks per worker), or for the given ``chunks`` (which must be
+        ``items`` split in order); the results concatenated in input order. ``fn`` returns one
+        result per item. ``done(n)`` is called in this process as each chunk of n items ends
+        (for progress). When units raise, the exception of the first failing chunk in input
+        order is raised, once every chunk has ended: the same error on every executor."""
+        if not items:
+            return []
+        if chunks is None:
+            size = chunk_size or max(1, -(-len(items) // (4 * self.workers)))
+            chunks = chunked(items, size)
+        results: list[list[R] | None] = [None] * len(chunks)
+        failed: dict[int, BaseException] = {}
+        for i, out in self._run(fn, chunks, shared):
+            if isinstance(out, _Failed):
+                failed[i] = out.error
+                continue
+            if len(out) != len(chunks[i]):
+                raise RuntimeError(f"{fn!r} returned {len(out)} results for {len(chunks[i])} "
+                                   "items")
+            results[i] = out
+            if done is not None:
+                done(len(out))
+        if failed:
+            raise failed[min(failed)]
+        return [r for part in results for r in part]  # type: ignore[union-attr]
+
+    def _key(self, shared: Any) -> tuple[str, bool]:
+        """The key of ``shared`` and whether it is new to this executor. The object is kept
+        referenced so that its ``id`` is not reused by another one."""
+        known = self._keys.get(id(shared))
+        if known is not None:
+            return known[1], False
+        key = f"{os.getpid()}-{len(self._keys)}"
+        self._keys[id(shared)] = (shared, key)
+        return key, True
+
+    def _run(self, fn: Callable[[Any, list[Any]], list[Any]], chunks: list[list[Any]],
+             shared: Any) -> Any:
+        """``(chunk index, its results or a _Failed)`` for every chunk, in any order."""
+        for i, chunk in enumerate(chunks):
+            try:
+                out = fn(shared, chunk)
+            except Exception as exc:  # map raises it
+                yield i, _Failed(exc)
+                return  # in this process, in order: the later chunks are not needed
+            yield i, out
+
+    def describe(self) -> dict[str, Any]:
+        """How the units ran (kind and workers), for the run's timings."""
+        return {"kind": self.kind, "workers": self.workers}
+
+    def close(self) -> None:
+        self._keys.clear()
+        self._kept.clear()
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class LocalExecutor(Executor):
+    """Every unit in this process, one after the other."""
+
+
+class ProcessExecutor(Executor):
+    """``workers`` processes of this machine (``forkserver`` where the OS has it, else
+    ``spawn``: no fork of a process holding threads), each with one BLAS thread (as Ray
+    gives a one-CPU actor). Each shared object is pickled once to a private temporary
+    folder, and each worker reads it once."""
+
+    kind = "process"
+
+    def __init__(self, workers: int) -> None:
+        import multiprocessing
+
+        super().__init__(workers)
+        method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() \
+            else "spawn"
+        self._pool = ProcessPoolExecutor(max_workers=workers,
+                                         mp_context=multiprocessing.get_context(method),
+                                         initializer=_one_thread)
+        self._dir = Path(tempfile.mkdtemp(prefix="ragassay-shared-"))
+        self._paths: dict[str, str] = {}
+
+    def _run(self, fn: Callable[[Any, list[Any]], list[Any]], chunks: list[list[Any]],
+             shared: Any) -> Any:
+        key, new = self._key(shared)
+        if new:
+            path = self._dir / f"{key}.pickle"
+            write_bytes(path, pickle.dumps(shared, protocol=pickle.HIGHEST_PROTOCOL))
+            self._paths[key] = str(path)
+        futures: dict[Future[list[Any]], int] = {
+            self._pool.submit(_process_unit, key, self._paths[key], fn, chunk): i
+            for i, chunk in enumerate(chunks)}
+        pending = set(futures)
+        try:
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in sorted(finished, key=futures.__getitem__):
+                    error = f.exception()
+                    yield futures[f], f.result() if error is None else _Failed(error)
+        finally:
+            for f in pending:
+                f.cancel()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        shutil.rmtree(self._dir, ignore_errors=True)
+        super().close()
+
+
+def start_local_ray(cpus: int) -> None:
+    """Start a Ray instance in this process with ``cpus`` CPUs, bound to 127.0.0.1: the node
+    address given explicitly (and Ray's look-up of a "reachable" address off, which would
+    otherwise probe a public address to pick the machine's own IP), no dashboard, no usage
+    statistics, worker output not echoed here."""
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    # Single-node mode: Ray's own look-up of the node address answers the loopback. Read
+    # when ray is imported: by the processes Ray starts from this environment, and here
+    # (set on the module too, for a ray imported before this call).
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    import ray
+    from ray._private import ray_constants
+
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    ray.init(address="local", num_cpus=cpus, _node_ip_address=LOCALHOST,
+             include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+
+
+class RayExecutor(Executor):
+    """``workers`` Ray actors (one CPU each) on the cluster at ``address``, or on a local
+    Ray started for this executor (:func:`start_local_ray`) when there is no address and no
+    Ray session in this process. Each shared object is put in Ray's object store once and
+    fetched once by each actor."""
+
+    kind = "ray"
+
+    def __init__(self, workers: int, address: str | None = None) -> None:
+        super().__init__(workers)
+        self.address = address
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        try:
+            import ray
+        except ImportError:
+            from .errors import InputError
+
+            raise InputError("executor.kind", "the ray executor needs Ray: pip install "
+                             "'ragassay[ray]'") from None
+        self._started = False
+        if not ray.is_initialized():
+            if address:
+                ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
+            else:
+                start_local_ray(workers)
+            self._started = True
+        actor = ray.remote(num_cpus=1)(_RayWorker)
+        self._actors = [actor.remote() for _ in range(workers)]
+        self._refs: dict[str, Any] = {}
+
+    def _run(self, fn: Callable[[Any, list[Any]], list[Any]], chunks: list[list[Any]],
+             shared: Any) -> Any:
+        import ray
+
+        key, new = self._key(shared)
+        if new:
+            self._refs[key] = ray.put(shared)
+        box = [self._refs[key]]
+        todo = list(enumerate(chunks))[::-1]
+        running: dict[Any, tuple[int, Any]] = {}  # object ref → (chunk index, actor)
+        free = list(self._actors)
+        while todo or running:
+            while todo and free:
+                i, chunk = todo.pop()
+                actor = free.pop()
+                task = getattr(actor, "run").remote(key, box, fn, chunk)  # noqa: B009
+                running[task] = (i, actor)
+            finished, _ = ray.wait(list(running), num_returns=1)
+            for ref in finished:
+                i, actor = running.pop(ref)
+                free.append(actor)
+                try:
+                    out = _unwrap(ray, ref)
+                except Exception as exc:  # map raises the first in input order
+                    out = _Failed(exc)
+                yield i, out
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "workers": self.workers}
+
+    def close(self) -> None:
+        import ray
+
+        for actor in getattr(self, "_actors", []):
+            ray.kill(actor)
+        self._actors = []
+        self._refs.clear()
+        if getattr(self, "_started", False):
+            ray.shutdown()
+            self._started = False
+        super().close()
+
+
+def _unwrap(ray: Any, ref: Any) -> Any:
+    """The result of a finished task; a task's exception raised as itself (Ray wraps it)."""
+    try:
+        return ray.get(ref)
+    except ray.exceptions.RayTaskError as exc:
+        cause = exc.cause if isinstance(exc.cause, BaseException) else None
+        if cause is not None:
+            raise cause from None
+        raise
+
+
+def open_executor(kind: str = "local", workers: int | None = None,
+                  address: str | None = None) -> Executor:
+    """The executor of ``kind`` with ``workers`` workers (default: the cores of this
+    machine for ``process`` and a local ``ray``; 1 for ``local``, which has no other).
+    ``address``: the Ray cluster to join (``ray`` only). Use it as a context manager: the
+    workers (and a Ray it started) end with the block."""
+    if kind == "local":
+        return LocalExecutor(1)
+    if kind == "process":
+        return ProcessExecutor(workers or cpu_count())
+    if kind == "ray":
+        return RayExecutor(workers or cpu_count(), address)
+    raise ValueError(f"unknown executor {kind!r}; known: {', '.join(KINDS)}")

@@ -1,0 +1,322 @@
+"""Every executor and worker count writes the same run folder (timings apart): local, process
+with 1 and 2 workers, and Ray with 1 and 2 workers (a local Ray on 127.0.0.1, started once
+for the session), on the fixture, on a generated set and with an LLM answerer and judge."""
+
+from __future__ import annotations
+
+import importlib.util
+import ipaddress
+import json
+import os
+import re
+import sys
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pytest
+from openai_server import FakeOpenAIServer
+from synthetic import make_eval_set
+from test_llm_run import llm_config
+from typer.testing import CliRunner
+
+from ragassay.cli import app
+from ragassay.errors import InputError
+from ragassay.executor import (
+    LocalExecutor,
+    ProcessExecutor,
+    chunked,
+    open_executor,
+    split,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+runner = CliRunner()
+HAS_RAY = importlib.util.find_spec("ray") is not None
+EXECUTORS = [("local", 1), ("process", 1), ("process", 2), ("ray", 1), ("ray", 2)]
+# Timings: metrics.json → timings, and each answer's latency (answers.jsonl, the report).
+LATENCY = re.compile(r'"latency_ms": ?\{[^}]*\}')
+
+
+@pytest.fixture(scope="session")
+def local_ray() -> Iterator[None]:
+    """A local Ray for the session (2 CPUs, on 127.0.0.1); the ray executors use it."""
+    if not HAS_RAY:
+        pytest.skip("the ray extra is not installed (pip install 'ragassay[ray]')")
+    import ray  # imported first, as a user's program may have: the start must not care
+    from ray import cloudpickle
+
+    from ragassay.executor import start_local_ray
+
+    start_local_ray(2)
+
+    # this test module is not importable in Ray's workers: its functions travel by value
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+def _needs(kind: str, request: pytest.FixtureRequest) -> None:
+    if kind == "ray":
+        request.getfixturevalue("local_ray")
+
+
+def run_folder(config: Path, root: Path, kind: str, workers: int, *extra: str) -> Path:
+    args = ["run", "-c", str(config), "--output-root", str(root / f"{kind}{workers}"),
+            "--run-id", "same", "-q", "--no-progress", "--executor", kind,
+            "--workers", str(workers), *extra]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    return root / f"{kind}{workers}" / "same"
+
+
+def without_timings(folder: Path) -> dict[str, bytes]:
+    """The folder's files as bytes, with the timings blanked out (they differ run to run)."""
+    out: dict[str, bytes] = {}
+    for path in sorted(folder.iterdir()):
+        if path.name == "metrics.json":
+            metrics = json.loads(path.read_text(encoding="utf-8"))
+            ran_on = metrics.pop("timings")["executor"]
+            assert ran_on["kind"] in ("local", "process", "ray")
+            out[path.name] = json.dumps(metrics, sort_keys=True).encode()
+        elif path.suffix == ".jsonl":
+            out[path.name] = LATENCY.sub('"latency_ms": {}', path.read_text(
+                encoding="utf-8")).encode()
+    assert {"metrics.json", "answers.jsonl", "retrieved_chunks.jsonl",
+            "failure_cases.jsonl"} <= set(out)
+    return out
+
+
+@pytest.mark.parametrize("kind,workers", EXECUTORS[1:])
+def test_fixture_run_is_the_same_on_every_executor(tmp_path: Path, kind: str, workers: int,
+                                                   request: pytest.FixtureRequest) -> None:
+    _needs(kind, request)
+    config = ROOT / "configs/eval/rag_quality_v1.yaml"
+    local = without_timings(run_folder(config, tmp_path, "local", 1))
+    other = without_timings(run_folder(config, tmp_path, kind, workers))
+    assert other.keys() == local.keys()
+    for name in local:
+        assert other[name] == local[name], name
+
+
+@pytest.mark.parametrize("kind,workers", EXECUTORS[1:])
+def test_generated_set_is_the_same_on_every_executor(tmp_path: Path, kind: str,
+                                                     workers: int,
+                                                     request: pytest.FixtureRequest) -> None:
+    _needs(kind, request)
+    config = make_eval_set(tmp_path / "set", n_questions=300, seed=3)
+    local = without_timings(run_folder(config, tmp_path, "local", 1))
+    other = without_timings(run_folder(config, tmp_path, kind, workers))
+    for name in local:
+        assert other[name] == local[name], name
+
+
+def chat_calls(server: FakeOpenAIServer) -> int:
+    return sum(r.path.endswith("/chat/completions") for r in server.control.requests)
+
+
+@pytest.mark.parametrize("kind", ["process", "ray"])
+def test_llm_answerer_and_judge_the_same_on_two_workers(
+        tmp_path: Path, fake_server: FakeOpenAIServer, kind: str,
+        request: pytest.FixtureRequest) -> None:
+    """Answer and judge calls made from two workers: the same answers and verdicts as from
+    one process; the workers share the on-disk cache (a rerun makes no call)."""
+    _needs(kind, request)
+    config = llm_config(tmp_path, fake_server, concurrency=3)
+    (tmp_path / "cache").mkdir()
+    other = without_timings(run_folder(config, tmp_path, kind, 2))
+    calls = chat_calls(fake_server)
+    assert calls >= 16  # 16 answers, and the judge's calls
+    # one entry per distinct request (a retried or repeated request is one entry)
+    assert 16 <= len(list((tmp_path / "cache").glob("*.json"))) <= calls
+    local = without_timings(run_folder(config, tmp_path, "local", 1))
+    assert chat_calls(fake_server) == calls  # all from the workers' cache
+    for name in local:
+        assert other[name] == local[name], name
+
+
+def test_sweep_the_same_on_two_worker_processes(tmp_path: Path) -> None:
+    config = ROOT / "configs/eval/rag_quality_v1.yaml"
+    docs = []
+    for kind in ("local", "process"):
+        result = runner.invoke(app, ["sweep", "-c", str(config), "--k", "1..4",
+                                     "--output-root", str(tmp_path / kind), "--executor",
+                                     kind, "--workers", "2", "--no-progress"])
+        assert result.exit_code == 0, result.output
+        docs.append((tmp_path / kind / "sweep/sweep.json").read_bytes())
+    assert docs[0] == docs[1]
+
+
+@pytest.mark.parametrize("kind", ["process", "ray"])
+def test_index_the_same_on_two_workers(tmp_path: Path, kind: str,
+                                       request: pytest.FixtureRequest) -> None:
+    _needs(kind, request)
+    built = {}
+    for name, args in (("local", []), (kind, ["--executor", kind, "--workers", "2"])):
+        out = tmp_path / name
+        result = runner.invoke(app, ["index", "--source", str(ROOT / "data/raw"), "--out",
+                                     str(out), "--chunk-size", "120", "--overlap", "20",
+                                     "-q", *args])
+        assert result.exit_code == 0, result.output
+        built[name] = out
+    for file in ("index.json", "embeddings.npy"):
+        assert (built[kind] / file).read_bytes() == (built["local"] / file).read_bytes()
+
+
+# --- the executor itself ---------------------------------------------------------------
+
+
+def _offset(shared: dict[str, int], chunk: list[int]) -> list[int]:
+    return [x + shared["offset"] for x in chunk]
+
+
+def _fail(shared: object, chunk: list[int]) -> list[int]:
+    raise InputError("questions.jsonl", "bad row", line=chunk[0], field="question")
+
+
+def _pid(shared: object, chunk: list[int]) -> list[int]:
+    import os
+
+    return [os.getpid()] * len(chunk)
+
+
+def _write_and_read(folder: str, chunk: list[int]) -> list[bool]:
+    """Write one cache entry over and over while reading it: whether each read was whole."""
+    from ragassay.endpoint.cache import cache_file, read_entry, write_entry
+
+    path = cache_file(Path(folder), "k" * 64)
+    whole = []
+    for i in chunk:
+        write_entry(path, {"text": "x" * 50_000, "writer": i})
+        entry = read_entry(path)
+        whole.append(entry is not None and entry["text"] == "x" * 50_000)
+    return whole
+
+
+def test_cache_writers_in_two_processes_never_leave_half_an_entry(tmp_path: Path) -> None:
+    """Two workers writing the same cache entry (the same call made twice): every read sees
+    a whole entry, and no temporary file is left (ragassay.atomic)."""
+    with ProcessExecutor(2) as ex:
+        whole = ex.map(_write_and_read, list(range(400)), str(tmp_path), chunk_size=200)
+    assert whole == [True] * 400
+    assert [p.name for p in tmp_path.iterdir()] == ["k" * 64 + ".json"]
+
+
+def test_chunks_keep_the_order() -> None:
+    assert chunked([1, 2, 3, 4, 5], 2) == [[1, 2], [3, 4], [5]]
+    assert split(list(range(7)), 3) == [[0, 1, 2], [3, 4], [5, 6]]
+    assert split([1], 4) == [[1]]
+    assert LocalExecutor().map(_offset, list(range(10)), {"offset": 5}, chunk_size=3) == \
+        list(range(5, 15))
+
+
+def test_process_executor_in_order_with_a_shared_object_and_its_errors() -> None:
+    with ProcessExecutor(2) as ex:
+        done: list[int] = []
+        items = list(range(100))
+        assert ex.map(_offset, items, {"offset": 1}, chunk_size=7, done=done.append) == \
+            [x + 1 for x in items]
+        assert sum(done) == 100
+        pids = set(ex.map(_pid, items, None, chunk_size=5))
+        assert 1 <= len(pids) <= 2
+        for _ in range(3):  # both chunks fail: the first one's error, whichever ends first
+            with pytest.raises(InputError) as caught:  # an input error in a worker is itself
+                ex.map(_fail, [7, 8], None, chunk_size=1)
+            assert (caught.value.line, caught.value.field) == (7, "question")
+
+
+def test_ray_executor_in_order_and_errors(local_ray: None) -> None:
+    with open_executor("ray", 2) as ex:
+        shared = {"offset": 2}
+        items = list(range(50))
+        assert ex.map(_offset, items, shared, chunk_size=4) == [x + 2 for x in items]
+        assert ex.map(partial(_offset), items, shared, chunk_size=9) == [x + 2 for x in items]
+        with pytest.raises(InputError) as caught:
+            ex.map(_fail, [3, 4, 5], None, chunk_size=1)
+        assert caught.value.line == 3
+
+
+def _descendants(root: int) -> set[int]:
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        children = [p for p, parent in parents.items() if parent == pid]
+        found.update(children)
+        todo += children
+    return found
+
+
+def _tcp_addresses(pids: set[int]) -> set[str]:
+    """The addresses of the TCP sockets ``pids`` hold: each one's own address, and the peer's
+    for a connected one (a listening socket has no peer)."""
+    inodes = set()
+    for pid in pids:
+        try:
+            links = [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()]
+        except OSError:
+            continue
+        inodes |= {link[8:-1] for link in links if link.startswith("socket:[")}
+    addresses = set()
+    for table, size in (("tcp", 4), ("tcp6", 16)):
+        for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[9] not in inodes:
+                continue
+            listening = fields[3] == "0A"
+            for pair in fields[1:2] if listening else fields[1:3]:
+                raw = bytes.fromhex(pair.split(":")[0])
+                words = b"".join(raw[i:i + 4][::-1] for i in range(0, size, 4))
+                address = ipaddress.ip_address(words)
+                if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+                    address = address.ipv4_mapped
+                addresses.add(str(address))
+    return addresses
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads Linux's /proc")
+def test_local_ray_talks_on_the_loopback_only(local_ray: None) -> None:
+    """Every TCP socket of the Ray processes started here (listening or connected) is on
+    127.0.0.1: nothing listens on another interface, nothing connects elsewhere."""
+    with open_executor("ray", 2) as ex:
+        assert ex.map(_offset, [1, 2], {"offset": 0}, chunk_size=1) == [1, 2]
+        addresses = _tcp_addresses(_descendants(os.getpid()))
+    assert addresses  # Ray's processes hold sockets
+    assert addresses == {"127.0.0.1"}, addresses
+
+
+def test_embeddings_of_a_batch_do_not_depend_on_it() -> None:
+    """What the equivalence of index builds rests on: a text's vector is the same alone
+    and in a batch."""
+    from ragassay.embed import get_embedder
+
+    emb = get_embedder("hashing")
+    texts = ["Returns within 14 days.", "하자보수 기간은 12개월입니다.", "Rückgabe binnen 30 Tage."]
+    together = np.asarray(emb.embed_documents(texts))
+    alone = np.stack([np.asarray(emb.embed_documents([t]))[0] for t in texts])
+    assert together.tobytes() == alone.tobytes()
+
+
+def test_bad_executor_options(tmp_path: Path) -> None:
+    config = ROOT / "configs/eval/rag_quality_v1.yaml"
+    result = runner.invoke(app, ["run", "-c", str(config), "--executor", "threads"])
+    assert result.exit_code == 2
+    result = runner.invoke(app, ["run", "-c", str(config), "--workers", "0"])
+    assert result.exit_code == 2
+    bad = tmp_path / "bad.yaml"
+    text = config.read_text(encoding="utf-8").replace("../../", str(ROOT) + "/")
+    bad.write_text(text + "executor:\n  kind: process\n  address: 10.0.0.1:6379\n",
+                   encoding="utf-8")
+    result = runner.invoke(app, ["run", "-c", str(bad), "--output-root", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "executor.address" in result.output and "kind: ray" in result.output
