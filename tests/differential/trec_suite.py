@@ -10,7 +10,7 @@ trec_eval prints them (the per-query values added left to right for the ``all`` 
 Lines of the measures ragassay does not compute (``runid``, ``gm_map``, ``bpref``,
 ``iprec_at_recall_*``, which trec_eval's default set prints) are dropped from the
 binary's output before comparing; every other line must be identical. A binary that
-refuses ``#`` comment lines or blank lines (trec_eval before 9.0.8) is given a copy of
+refuses ``#`` comment lines or blank lines (trec_eval 9.0.4 does) is given a copy of
 the file without them.
 
 Run against a binary (``scripts/build_trec_eval.sh`` builds one):
@@ -401,12 +401,18 @@ def compare_random(binary: Binary | None, files: int, seed: int, options_per_fil
                    *, with_pytrec_eval: bool, out: Path) -> dict[str, int]:
     """Write ``files`` random cases into ``out`` and print each with the default options,
     ``-q`` and ``options_per_file`` random option sets: ragassay against the binary (and
-    pytrec_eval). Returns counts; a difference is printed to stderr and counted."""
-    rng = random.Random(seed)
-    counts = {"files": 0, "invocations": 0, "lines": 0, "values": 0, "both_refused": 0,
-              "differences": 0, **dict.fromkeys(KNOWN, 0)}
+    pytrec_eval). Returns counts, per reference: invocations with identical output (and
+    their lines, and the lines that are not counts), invocations both refused, known
+    differences (:data:`KNOWN`) and differences (each printed to stderr)."""
     from ragassay.progress import track
 
+    rng = random.Random(seed)
+    counts = {"files": 0, "invocations": 0}
+    labels = (["trec_eval"] if binary else []) + (["pytrec_eval"] if with_pytrec_eval else [])
+    for label in labels:
+        counts.update({f"{label} {key}": 0 for key in (
+            "identical", "lines", "value lines", "both refused", "differences",
+            *(KNOWN if label == "trec_eval" else ()))})
     for i in track(range(files), "random trec files", enabled=True):
         case = random_case(rng)
         q, r = out / f"qrels.{i}", out / f"results.{i}"
@@ -416,30 +422,25 @@ def compare_random(binary: Binary | None, files: int, seed: int, options_per_fil
         option_sets = [[], ["-q"], *(random_options(rng) for _ in range(options_per_file))]
         for args in option_sets:
             ours = ragassay_text(args, q, r)
-            refs = []
-            if binary is not None:
-                refs.append(("trec_eval", binary.text(args, q, r)))
-            if with_pytrec_eval:
-                refs.append(("pytrec_eval", pytrec_eval_text(args, q, r)))
             counts["invocations"] += 1
-            for label, (code, text) in refs:
+            for label in labels:
+                code, text = (binary.text(args, q, r) if label == "trec_eval" and binary
+                              else pytrec_eval_text(args, q, r))
                 if code != 0 and ours[0] != 0:
-                    counts["both_refused"] += 1
-                    continue
-                if (code == 0) != (ours[0] == 0) or text != ours[1]:
-                    known = _known_difference(binary, args, case, code, text, ours[1]) \
-                        if label == "trec_eval" else None
-                    if known:
-                        counts[known] += 1
-                        continue
-                    counts["differences"] += 1
+                    counts[f"{label} both refused"] += 1
+                elif (code == 0) == (ours[0] == 0) and text == ours[1]:
+                    counts[f"{label} identical"] += 1
+                    counts[f"{label} lines"] += text.count("\n")
+                    counts[f"{label} value lines"] += sum(
+                        1 for ln in text.splitlines() if not ln.startswith("num_"))
+                elif known := (_known_difference(binary, args, case, code, text, ours[1])
+                               if label == "trec_eval" else None):
+                    counts[f"{label} {known}"] += 1
+                else:
+                    counts[f"{label} differences"] += 1
                     print(f"DIFFERENT from {label}: case {i} ({sorted(case.features)}), "
                           f"args {args}: exit {code} vs ours {ours[0]}\n"
                           f"{_diff(text, ours[1])}", file=sys.stderr)
-                elif label == "trec_eval" or binary is None:
-                    counts["lines"] += text.count("\n")
-                    counts["values"] += sum(1 for ln in text.splitlines()
-                                            if not ln.startswith("num_"))
     return counts
 
 
@@ -549,12 +550,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         counts = compare_random(binary, ns.files, ns.seed, ns.options_per_file,
                                 with_pytrec_eval=ns.pytrec_eval, out=Path(tmp))
     against = binary.version if binary else "pytrec_eval"
-    print(f"against {against}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    print(f"against {against}" + (" and pytrec_eval" if binary and ns.pytrec_eval else ""))
+    for key, value in counts.items():
+        print(f"  {key}: {value:,}")
     for key, why in KNOWN.items():
-        if counts[key]:
-            print(f"  {key}: {why}")
-    return 1 if counts["differences"] else 0
-
+        if counts.get(f"trec_eval {key}"):
+            print(f"  ({key}: {why})")
+    return 1 if any(v for k, v in counts.items() if k.endswith("differences")) else 0
 
 if __name__ == "__main__":
     sys.exit(main())
