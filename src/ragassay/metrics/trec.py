@@ -215,39 +215,58 @@ def trec_eval_measures(specs: Sequence[str]) -> list[TrecMeasure]:
     ``P_5`` .. ``P_1000``, ``success`` -> ``success_1,5,10``), ``name.k1,k2`` lists cutoffs,
     ``official`` (the default when ``specs`` is empty) is trec_eval's default set without
     :data:`OFFICIAL_UNSUPPORTED`; other spellings are read by :func:`parse_measure`
-    (``mrr@10``, ``ndcg_cut_5``). Raises ValueError naming an unknown or unsupported measure.
+    (``mrr@10``, ``ndcg_cut_5``). As in trec_eval, a family asked for more than once
+    takes the cutoffs of its first ``-m`` with parameters (``-m P -m P.5 -m P.10`` prints
+    ``P_5`` only), and a cutoff listed twice is an error. Raises ValueError naming an
+    unknown or unsupported measure.
     """
+    families: list[str] = []  # trec_eval families asked for, each once
+    params: dict[str, str] = {}  # family -> the parameters of its first -m with any
     chosen: list[TrecMeasure] = []
     for spec in specs or ["official"]:
-        for item in _expand(spec.strip()):
-            if item not in chosen:
-                chosen.append(item)
+        name, _, given = spec.strip().partition(".")
+        members = OFFICIAL if name == "official" and not given else (name,)
+        for member in members:
+            if member in _TREC_FAMILIES:
+                families += [member] if member not in families else []
+                if given and member not in params:
+                    params[member] = given
+            else:
+                chosen += [m for m in _expand(spec.strip() if member == name else member)
+                           if m not in chosen]
+    for name in families:
+        chosen += [m for m in _family(name, params.get(name)) if m not in chosen]
     return sorted(chosen, key=_order_key)
 
 
+def _family(name: str, params: str | None) -> list[TrecMeasure]:
+    family, defaults = _TREC_FAMILIES[name]
+    if params is None:
+        return [Measure(family, k) for k in defaults] if defaults else [Measure(family)]
+    spec = f"{name}.{params}"
+    if defaults is None and name != "recip_rank":
+        raise ValueError(f"measure {spec!r}: {name} takes no cutoff")
+    cutoffs: list[TrecMeasure] = []
+    for text in params.split(","):
+        try:
+            cutoff = Measure(family, int(text))
+        except ValueError:
+            raise ValueError(f"measure {spec!r}: cutoff {text!r} is not an integer >= 1"
+                             ) from None
+        if cutoff in cutoffs:
+            raise ValueError(f"measure {spec!r}: cutoff {text} is listed twice")
+        cutoffs.append(cutoff)
+    return cutoffs
+
+
 def _expand(spec: str) -> list[TrecMeasure]:
-    name, _, params = spec.partition(".")
-    if name == "official" and not params:
-        return [m for s in OFFICIAL for m in _expand(s)]
-    if name in COUNTS and not params:
+    """A measure that is not a trec_eval family: a count, or a ragassay spelling."""
+    name = spec.partition(".")[0]
+    if name in COUNTS and spec == name:
         return [name]
     if name in UNSUPPORTED:
         raise ValueError(f"trec_eval measure {name!r} is not supported by ragassay "
                          f"(supported: {', '.join([*COUNTS, *_TREC_FAMILIES, 'official'])})")
-    if name in _TREC_FAMILIES:
-        family, defaults = _TREC_FAMILIES[name]
-        if not params:
-            return [Measure(family, k) for k in defaults] if defaults else [Measure(family)]
-        if defaults is None and name != "recip_rank":
-            raise ValueError(f"measure {spec!r}: {name} takes no cutoff")
-        cutoffs: list[TrecMeasure] = []
-        for text in params.split(","):
-            try:
-                cutoffs.append(Measure(family, int(text)))
-            except ValueError:
-                raise ValueError(f"measure {spec!r}: cutoff {text!r} is not an integer >= 1"
-                                 ) from None
-        return cutoffs
     return [parse_measure(spec)]
 
 
