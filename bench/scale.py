@@ -172,27 +172,41 @@ def measure(questions: int, chunks: int, flags: list[str], seed: int = 0) -> lis
             for s, sec, n, u, rss in rows]
 
 
-def bm25_korean(chunks: int, seed: int = 0) -> dict[str, Any]:
-    """Build a Korean BM25 index over ``chunks`` generated Korean chunks, in this process."""
-    from ragassay.retrieve import BM25Retriever
-    from ragassay.store import store_of_chunks
-    from ragassay.schema import Chunk
-    from ragassay.tokenize import tokenizer_for
+def korean_chunks(n: int, seed: int = 0, vocabulary: int = 20_000) -> list[str]:
+    """``n`` Korean chunks of about 400 characters: words of 2-4 syllables drawn by Zipf's
+    law from ``vocabulary`` types, each with a particle or ending as in running text
+    (``index_throughput``'s generator, Korean words only)."""
+    from index_throughput import PARTICLES, SYLLABLES, synthetic_text
 
     rng = random.Random(seed)
-    spec = LANG["ko"]
-    texts = []
-    for _ in range(chunks):
-        fact = spec["fact"].format(name=item_name(rng, "ko"), n=rng.randint(5, 90))
-        texts.append(" ".join([*rng.sample(spec["filler"], 2), fact] * 3))
+    words = ["".join(rng.choices(SYLLABLES, k=rng.randint(2, 4))) for _ in range(vocabulary)]
+    cum: list[float] = []
+    total = 0.0
+    for rank in range(1, len(words) + 1):
+        total += 1.0 / rank
+        cum.append(total)
+    assert PARTICLES  # synthetic_text adds them to Hangul words
+    return [synthetic_text(rng, 400, words, cum) for _ in range(n)]
+
+
+def bm25_korean(chunks: int, seed: int = 0) -> dict[str, Any]:
+    """Build a Korean BM25 index (``tokenizer: ko``) over ``chunks`` generated chunks in
+    this process, Kiwi's model loaded beforehand (a run loads it once)."""
+    from ragassay.retrieve import BM25Retriever
+    from ragassay.schema import Chunk
+    from ragassay.store import store_of_chunks
+    from ragassay.tokenize import _kiwi
+
+    texts = korean_chunks(chunks, seed)
     store = store_of_chunks([Chunk(chunk_id=f"k{i}", doc_id=f"k{i}", text=t)
                              for i, t in enumerate(texts)], "(generated)")
-    tokenizer_for("ko")  # load the model outside the timing
+    _kiwi().tokenize("모델을 불러옵니다")
     start = time.perf_counter()
     BM25Retriever(store, tokenizer="ko")
     seconds = time.perf_counter() - start
+    eojeols = len({e for t in texts for e in t.split()})
     return {"chunks": chunks, "seconds": seconds, "chunks_per_s": chunks / seconds,
-            "chars": sum(len(t) for t in texts) / chunks}
+            "chars": sum(len(t) for t in texts) / chunks, "eojeols": eojeols}
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -216,7 +230,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--bm25-ko", type=int, default=0, metavar="CHUNKS",
                         help="also time a Korean BM25 index build over CHUNKS chunks")
     args = parser.parse_args(argv)
-    shapes = list(args.shape or SHAPES) + (list(LARGE) if args.large else [])
+    default = [] if args.bm25_ko and not args.large else list(SHAPES)
+    shapes = list(args.shape or default) + (list(LARGE) if args.large else [])
     flags = executor_flags(args.executor, args.workers)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load average "
           f"{os.getloadavg()[0]:.1f}; executor {args.executor}, workers {args.workers}",
@@ -239,7 +254,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.bm25_ko:
         r = bm25_korean(args.bm25_ko)
         print(f"\nKorean BM25 index build: {r['chunks']:,} chunks of {r['chars']:.0f} chars "
-              f"in {r['seconds']:.2f} s = {r['chunks_per_s']:,.0f} chunks/s")
+              f"({r['eojeols']:,} distinct eojeols) in {r['seconds']:.2f} s = "
+              f"{r['chunks_per_s']:,.0f} chunks/s")
 
 
 if __name__ == "__main__":
