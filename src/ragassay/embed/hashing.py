@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 

@@ -63,7 +63,7 @@ def write_npy(fh: BinaryIO, array: np.ndarray) -> str:
     """Write ``array`` as float32 ``.npy`` to ``fh`` in blocks (no copy of the whole array
     is made); returns the sha256 of the bytes written (``embedding.sha256``)."""
     out = _Hashing(fh)
-    np.save(out, np.ascontiguousarray(array, dtype=np.float32),  # type: ignore[arg-type]
+    np.save(out, np.ascontiguousarray(array, dtype=np.float32),
             allow_pickle=False)
     return out.sha.hexdigest()
 
