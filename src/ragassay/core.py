@@ -248,14 +248,20 @@ def _score_unanswered(cfg: EvalConfig, inputs: Inputs, q: Question, ranking: Ran
 
 
 def score(cfg: EvalConfig, inputs: Inputs, predicted: Predicted, *, k: int,
-          threshold: float | None = None) -> list[QuestionResult]:
-    """Score and diagnose every question; a question without a prediction is not measured."""
-    return [
-        score_question(cfg, inputs, q, predicted.predictions.get(q.question_id), k=k,
-                       threshold=threshold, ranking=predicted.rankings.get(q.question_id),
-                       not_measured=predicted.errors.get(q.question_id, NO_PREDICTION))
-        for q in stages.track(inputs.questions, "scoring")
-    ]
+          threshold: float | None = None, times: list[float] | None = None
+          ) -> list[QuestionResult]:
+    """Score and diagnose every question; a question without a prediction is not measured.
+    ``times``, when given, receives each question's scoring time in seconds."""
+    out = []
+    for q in stages.track(inputs.questions, "scoring"):
+        t0 = time.perf_counter()
+        out.append(score_question(
+            cfg, inputs, q, predicted.predictions.get(q.question_id), k=k,
+            threshold=threshold, ranking=predicted.rankings.get(q.question_id),
+            not_measured=predicted.errors.get(q.question_id, NO_PREDICTION)))
+        if times is not None:
+            times.append(time.perf_counter() - t0)
+    return out
 
 
 def judge(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult]) -> None:
