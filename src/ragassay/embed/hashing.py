@@ -44,6 +44,7 @@ def feature_hash(feature: str) -> int:
 
 
 _EMPTY = np.empty(0, dtype=np.uint64)
+_BATCH = 256  # texts summed together
 _CACHE_WORDS = 1 << 18  # words kept per n-gram range (then the look-up starts over)
 _CACHES: dict[tuple[int, int], dict[str, np.ndarray]] = {}
 
@@ -101,6 +102,9 @@ class HashingEmbedder(Embedder):
         # sorted (a value sort per text: far cheaper than an argsort). The sums then run
         # in the same order as for one text alone (features ascending), so a vector does
         # not depend on the batch it was embedded in.
+        if len(texts) > _BATCH:  # the float64 sums of a batch stay within _BATCH rows
+            return np.concatenate([self.embed_documents(texts[i : i + _BATCH])
+                                   for i in range(0, len(texts), _BATCH)])
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         lo, hi = self.ngram_range
         cache = _CACHES.setdefault((lo, hi), {})
