@@ -483,3 +483,29 @@ def test_similar_long_names_do_not_share_temporary_names(tmp_path: Path) -> None
     a, b = "x" * 250 + "a", "x" * 250 + "b"
     assert atomic._stem(a) != atomic._stem(b)
     assert atomic._stem("short") == "short"
+
+
+def test_a_streamed_file_is_part_of_the_folder_and_an_error_leaves_no_folder(
+        tmp_path: Path) -> None:
+    from ragassay.jsonio import jsonl_text, write_jsonl
+
+    rows = [{"i": i, "text": "하자" * i} for i in range(7)]
+
+    def fill(out: FolderWriter) -> None:
+        with out.open("sub/rows.jsonl") as fh:
+            assert write_jsonl(fh, iter(rows), batch=3) == 7
+        out.text("after.txt", "done")
+
+    dest = write_folder(tmp_path / "run", fill)
+    assert (dest / "sub/rows.jsonl").read_text(encoding="utf-8") == jsonl_text(rows)
+    assert (dest / "after.txt").read_text(encoding="utf-8") == "done"
+
+    def fail_midway(out: FolderWriter) -> None:
+        with out.open("rows.jsonl") as fh:
+            fh.write(b'{"i": 0}\n')
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    with pytest.raises(OSError, match="No space"):
+        write_folder(tmp_path / "other", fail_midway)
+    assert not (tmp_path / "other").exists()
+    assert hidden(tmp_path) == []

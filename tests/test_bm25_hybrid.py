@@ -77,6 +77,27 @@ def test_auto_picks_korean_per_text() -> None:
     assert tokenize.tokenize_all(texts, "ko") == [tokenize.korean_tokens(t) for t in texts]
 
 
+def test_text_without_hangul_never_loads_kiwi() -> None:
+    needs_kiwi()
+    tokenize._kiwi.cache_clear()
+    index = make_index(["Warranty of 24 months", "Gewährleistung 24 Monate", "SLA 99.5 %"])
+    ranking = BM25Retriever(index, tokenizer="auto").search(["warranty months"], 2)[0]
+    assert [h.chunk_id for h in ranking.hits] == ["d::chunk-001"]
+    assert tokenize._kiwi.cache_info().currsize == 0  # the model was never loaded
+
+
+def test_korean_terms_do_not_depend_on_what_was_analysed_before() -> None:
+    needs_kiwi()
+    texts = ["하자보수는 최종 검수 완료일로부터 2년으로 하며", "PER-001 동시 접속자 3,000명",
+             "검수 완료일로부터"]
+    tokenize._EOJEOL_TERMS.clear()
+    cold = [tokenize.korean_tokens(t) for t in texts]
+    tokenize._EOJEOL_TERMS.clear()
+    batch = tokenize.tokenize_all(list(reversed(texts)), "ko")[::-1]
+    assert cold == batch == [tokenize.korean_tokens(t) for t in texts]  # warm
+    assert cold[2] == ["검수", "완료", "일"]
+
+
 def test_missing_kiwi_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "kiwipiepy", None)  # makes the import fail
     tokenize._kiwi.cache_clear()

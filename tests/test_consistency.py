@@ -136,7 +136,9 @@ def check_every_output(config: Path, run_id: str, tmp_path: Path,
     assert len(shown) == min(len(want), 50)
     assert result.totals.line() in res.stdout
     summary = (folder / "summary.md").read_text(encoding="utf-8")
-    assert from_markdown(summary) == want
+    listed = from_markdown(summary)  # a large run lists its 200 worst questions
+    assert listed == {qid: want[qid] for qid in listed}
+    assert len(listed) == min(len(want), 200)
     assert f"Totals: {result.totals.line()}" in summary
     page = (folder / "report.html").read_text(encoding="utf-8")
     assert from_html(page) == want

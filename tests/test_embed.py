@@ -89,6 +89,19 @@ def test_deterministic_across_instances_and_batches() -> None:
     np.testing.assert_array_equal(a, b)
 
 
+def test_a_batch_with_empty_and_repeating_texts_matches_the_formula() -> None:
+    # Empty texts first, between and last; texts sharing words and n-grams, a word repeated.
+    texts = ["", "aaaa aaaa aa", "", "", "하자보수 하자 보수 하자보수는", "ab ba ab", "  ", ""]
+    got = HashingEmbedder().embed_documents(texts)
+    for text, vec in zip(texts, got, strict=True):
+        words = text.casefold().split()
+        if not words:
+            np.testing.assert_array_equal(vec, np.zeros(1024, dtype=np.float32))
+        else:
+            np.testing.assert_allclose(vec, reference(words), atol=1e-7)
+        np.testing.assert_array_equal(vec, HashingEmbedder().embed_documents([text])[0])
+
+
 PARAGRAPHS = [
     "하자보수 기간은 최종 검수 완료일로부터 2년으로 하며, 계약상대자는 무상으로 보수한다.",
     "지체상금률은 계약금액의 1천분의 0.5로 하고, 지체일수에 따라 부과한다.",

@@ -185,14 +185,14 @@ def test_failed_write_keeps_the_old_index_and_removes_the_temp_folder(
     out = tmp_path / "index"
     build(source, out)
     before = files_of(out)
-    real = atomic._write_new
+    real = atomic._open_new
 
-    def fail_on_npy(path: Path, data: bytes) -> None:
+    def fail_on_npy(path: Path) -> Any:
         if path.name == "embeddings.npy":
             raise OSError(28, "No space left on device")
-        real(path, data)
+        return real(path)
 
-    monkeypatch.setattr(atomic, "_write_new", fail_on_npy)
+    monkeypatch.setattr(atomic, "_open_new", fail_on_npy)
     with pytest.raises(OSError, match="No space"):
         build(source, out, overlap=5)
     assert files_of(out) == before

@@ -6,10 +6,17 @@ import dataclasses
 import sys
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from ragassay.retrieve import Ranking, apply_min_score, ranking_from_scores
+from ragassay.retrieve import Ranking, apply_min_score, ranking_from_scores, ranking_from_sparse
 from ragassay.schema import Chunk
-from ragassay.store import store_of_chunks
+from ragassay.store import Index, store_of_chunks
+
+
+def make_index(n: int) -> Index:
+    return store_of_chunks([Chunk.model_construct(chunk_id=f"c{i}", doc_id="d", text="x")
+                            for i in range(n)], "mem")
 
 
 def full_rank(scores: np.ndarray, position: int) -> int:
@@ -52,3 +59,26 @@ def test_a_ranking_over_100000_chunks_holds_o_of_k() -> None:
         assert "neither tracked nor retrieved" in str(exc)
     else:
         raise AssertionError("an untracked row has no rank")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_a_sparse_ranking_equals_the_ranking_of_its_full_vector(data: st.DataObject) -> None:
+    """ranking_from_sparse against ranking_from_scores on the vector it stands for."""
+    n = data.draw(st.integers(1, 40))
+    default = data.draw(st.sampled_from([0.0, -np.inf]))
+    listed = data.draw(st.lists(st.integers(0, n - 1), unique=True, max_size=n))
+    # few distinct values, so that ties are common
+    values = data.draw(st.lists(st.sampled_from([0.25, 0.5, 1.0, 2.0]),
+                                min_size=len(listed), max_size=len(listed)))
+    k = data.draw(st.integers(0, n + 2))
+    min_score = data.draw(st.sampled_from([None, 0.5, 1.5]))
+    track = data.draw(st.lists(st.integers(0, n - 1), max_size=5))
+    index = make_index(n)
+    full = np.full(n, default, dtype=np.float64)
+    full[listed] = values
+    want = ranking_from_scores(index, full, min(k, len(listed)), min_score=min_score,
+                               track=track)
+    got = ranking_from_sparse(index, listed, values, k, default=default,
+                              min_score=min_score, track=track)
+    assert got == want

@@ -196,6 +196,9 @@ def test_timings_per_stage(contract_run: Path) -> None:
     assert set(timings["answer_ms"]) == {"p50", "p95", "mean", "n"}
     assert timings["answer_ms"]["n"] == 16 and timings["answer_ms"]["p50"] <= \
         timings["answer_ms"]["p95"]
+    score_ms = timings["score_ms"]  # each question's scoring timed on its own
+    assert score_ms["n"] == 16 and 0 <= score_ms["p50"] <= score_ms["p95"]
+    assert score_ms["mean"] * 16 <= timings["score_s"] * 1000
     assert "retrieve" not in timings["latency_ms"]  # no per-question share of a batch time
     answers = read_jsonl(contract_run / "answers.jsonl")
     assert all(set(a["latency_ms"]) == {"answer"} for a in answers)

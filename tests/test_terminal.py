@@ -85,7 +85,11 @@ def test_run_tables_off_a_terminal_are_summary_md_cell_for_cell(big: dict) -> No
     questions = printed[title]
     assert len(questions) == 51
     # the terminal leaves out the failure types (their counts are a table of their own)
-    [totals] = [t for t in summary if t.startswith("Totals: ")]  # the line over the table
+    # summary.md: the totals, then its first 200 questions, failing first, saying so
+    text = (big["root"] / "big/summary.md").read_text(encoding="utf-8")
+    assert "\nTotals: " in text
+    [totals] = [t for t in summary if t.startswith("The 200 of 2000 questions listed here")]
+    assert len(summary[totals]) == 201 and "answers.jsonl" in totals
     by_id = {row[0]: row[:-1] for row in summary[totals]}
     assert questions[0] == summary[totals][0][:-1]  # the header
     assert all(row == by_id[row[0]] for row in questions[1:])

@@ -70,8 +70,16 @@ def latency_summary(results: Sequence[QuestionResult]) -> dict[str, dict[str, fl
             stages.setdefault(stage, []).append(float(ms))
         if "total" not in lat:
             stages.setdefault("total", []).append(float(sum(lat.values())))
-    return {stage: {"p50": float(np.percentile(v, 50)), "p95": float(np.percentile(v, 95)),
-                    "mean": float(np.mean(v)), "n": len(v)} for stage, v in stages.items()}
+    return {stage: ms_summary(v) for stage, v in stages.items()}
+
+
+def ms_summary(values: Sequence[float]) -> dict[str, float | int]:
+    """``{p50, p95, mean, n}`` of per-question times in milliseconds (numpy's linear
+    percentiles); ``n`` is 0 and the rest 0.0 for no values."""
+    if not values:
+        return {"p50": 0.0, "p95": 0.0, "mean": 0.0, "n": 0}
+    return {"p50": float(np.percentile(values, 50)), "p95": float(np.percentile(values, 95)),
+            "mean": float(np.mean(values)), "n": len(values)}
 
 
 def _failure_summary(results: Sequence[QuestionResult]) -> dict[str, Any]:

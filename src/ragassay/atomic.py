@@ -1,7 +1,8 @@
 """Writing files and folders so that a reader never sees half of one: the one atomic writer.
 
 A file (report, JUnit, cache entry, TREC file) or a whole folder (run folder, index, sweep)
-is written under a temporary sibling name, synced, and renamed into place; :func:`recover`
+is written under a temporary sibling name, synced, and renamed into place (a folder's large
+files streamed through :meth:`FolderWriter.open`); :func:`recover`
 finishes or rolls back a replacement a killed process left behind. Temporary files and
 folders are created with the modes the user's umask gives (0644 / 0755 under umask 022),
 not the private 0600 / 0700 of ``tempfile``, so a CI artifact server or a colleague can read
@@ -10,6 +11,7 @@ what ragassay wrote.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import functools
@@ -23,9 +25,9 @@ import secrets
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from .errors import InputError
 from .jsonio import json_text
@@ -90,13 +92,21 @@ def _sync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _write_new(path: Path, data: bytes) -> None:
-    """Create ``path`` (it must not exist) with the umask's mode, write and sync ``data``."""
+@contextlib.contextmanager
+def _open_new(path: Path) -> Iterator[BinaryIO]:
+    """Create ``path`` (it must not exist) with the umask's mode; the handle is synced and
+    closed when the block ends."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
     with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
+        yield fh
         fh.flush()
         os.fsync(fh.fileno())
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    """Create ``path`` (it must not exist) with the umask's mode, write and sync ``data``."""
+    with _open_new(path) as fh:
+        fh.write(data)
 
 
 def write_bytes(path: str | Path, data: bytes) -> Path:
@@ -126,11 +136,24 @@ class FolderWriter:
         self._dirs = {root}
 
     def bytes(self, name: str, data: bytes) -> Path:
+        path = self._new(name)
+        _write_new(path, data)
+        return path
+
+    def _new(self, name: str) -> Path:
         path = self.root / name
         path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
         self._dirs.add(path.parent)
-        _write_new(path, data)
         return path
+
+    @contextlib.contextmanager
+    def open(self, name: str) -> Iterator[BinaryIO]:
+        """A new file of the folder written through a binary handle, for files too large to
+        hold in memory at once (rows of a large run, an index's embeddings): streamed,
+        synced when the block ends, and renamed into place with the folder like any other.
+        """
+        with _open_new(self._new(name)) as fh:
+            yield fh
 
     def text(self, name: str, text: str) -> Path:
         return self.bytes(name, text.encode("utf-8"))

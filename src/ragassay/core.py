@@ -384,25 +384,34 @@ SCORE_BATCH = 64  # questions per scoring unit sent to a worker
 
 def score(cfg: EvalConfig, inputs: Inputs, predicted: Predicted, *, k: int,
           threshold: float | None = None, executor: Executor | None = None,
-          ) -> list[QuestionResult]:
+          times: list[float] | None = None) -> list[QuestionResult]:
     """Score and diagnose every question (through ``executor``, default local); a question
-    without a prediction is not measured."""
+    without a prediction is not measured. ``times``, when given, receives each question's
+    scoring time in seconds."""
     executor = executor or LocalExecutor()
     items = [(q, predicted.predictions.get(q.question_id),
               predicted.rankings.get(q.question_id),
               predicted.errors.get(q.question_id, NO_PREDICTION)) for q in inputs.questions]
     with stages.bar("scoring", len(items)) as bar:
-        return executor.map(partial(_score_unit, k=k, threshold=threshold), items,
-                            work_of(executor, cfg, inputs), chunk_size=SCORE_BATCH,
-                            done=bar.advance)
+        timed = executor.map(partial(_score_unit, k=k, threshold=threshold), items,
+                             work_of(executor, cfg, inputs), chunk_size=SCORE_BATCH,
+                             done=bar.advance)
+    if times is not None:
+        times += [seconds for _, seconds in timed]
+    return [result for result, _ in timed]
 
 
 def _score_unit(work: Work, chunk: list[tuple[Question, Prediction | None, Ranking | None,
                                               str]], *, k: int, threshold: float | None,
-                ) -> list[QuestionResult]:
-    return [score_question(work.cfg, work.inputs, q, pred, k=k, threshold=threshold,
-                           ranking=ranking, not_measured=not_measured)
-            for q, pred, ranking, not_measured in chunk]
+                ) -> list[tuple[QuestionResult, float]]:
+    """Each question's result and the seconds scoring it took."""
+    out = []
+    for q, pred, ranking, not_measured in chunk:
+        t0 = time.perf_counter()
+        result = score_question(work.cfg, work.inputs, q, pred, k=k, threshold=threshold,
+                                ranking=ranking, not_measured=not_measured)
+        out.append((result, time.perf_counter() - t0))
+    return out
 
 
 def judge(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult],

@@ -13,7 +13,7 @@ import logging
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar, get_args
+from typing import Any, BinaryIO, TypeVar, get_args
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 from .errors import InputError, unknown_name
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 # pydantic puts the member of a union into an error's location (``latency_ms.float``): not a
 # field the user wrote, so it is left out of the field named.
 _TYPE_LABEL = re.compile(r"^(?:[a-z]+\[.*\]|float|int|str|bool|none|list|dict|tuple|"
@@ -299,3 +300,26 @@ def json_text(value: Any) -> str:
 def jsonl_text(rows: Iterable[Any]) -> str:
     """One compact JSON value per line, keys in the given order (byte-identical reruns)."""
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+
+
+def write_jsonl(fh: BinaryIO, rows: Iterable[Any], *, batch: int = 1000) -> int:
+    """Write ``rows`` to a binary handle as :func:`jsonl_text` would, ``batch`` rows at a
+    time, so that memory holds one batch of text and not the file; returns the rows
+    written."""
+    n = 0
+    for part in batched(rows, batch):
+        fh.write(jsonl_text(part).encode("utf-8"))
+        n += len(part)
+    return n
+
+
+def batched(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """Consecutive lists of ``size`` items (the last one shorter); ``size`` >= 1."""
+    batch: list[T] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

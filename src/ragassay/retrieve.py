@@ -31,6 +31,7 @@ __all__ = [
     "apply_min_score",
     "check_query_embedder",
     "ranking_from_scores",
+    "ranking_from_sparse",
     "top_k",
 ]
 
@@ -110,6 +111,35 @@ def ranking_from_scores(index: Index, scores: np.ndarray, k: int, *,
     return Ranking(hits=hits, ranks={int(p): rank_in(scores, int(p)) for p in track})
 
 
+def ranking_from_sparse(index: Index, positions: Sequence[int], scores: Sequence[float],
+                        k: int, *, default: float, min_score: float | None = None,
+                        track: Iterable[int] = ()) -> Ranking:
+    """The :class:`Ranking` that :func:`ranking_from_scores` gives for a score vector in
+    which only ``positions`` have scores (``scores``, each above ``default``) and every
+    other row scores ``default`` (-inf: not returned by an approximate search; 0: in no
+    fused list), without building that vector: O(listed rows + tracked rows), not
+    O(index). Rows scoring ``default`` are never hits. A tracked row's rank in the whole
+    index follows the tie rule of :func:`top_k`: for a listed row, the listed rows scoring
+    higher plus those before it scoring the same, plus one; for another row p, every
+    listed row, plus the unlisted rows before p, plus one.
+    """
+    pos = np.asarray(positions, dtype=np.int64)
+    val = np.asarray(scores, dtype=np.float64)
+    order = np.lexsort((pos, -val))
+    pos, val = pos[order], val[order]
+    hits = [Hit(index.chunks[int(p)].chunk_id, int(p), float(v))
+            for p, v in zip(pos[:k], val[:k], strict=True)
+            if min_score is None or v >= min_score]
+    rank_of = {int(p): r for r, p in enumerate(pos.tolist(), start=1)}
+    listed = np.sort(pos)
+    ranks = {}
+    for p in track:
+        p = int(p)
+        ranks[p] = (rank_of[p] if p in rank_of
+                    else len(pos) + p - int(np.searchsorted(listed, p)) + 1)
+    return Ranking(hits=hits, ranks=ranks)
+
+
 def apply_min_score(ranking: Ranking, min_score: float | None) -> Ranking:
     """The ranking without its hits scoring under ``min_score`` (``None``: unchanged).
 
@@ -185,11 +215,11 @@ class VectorRetriever:
                 continue
             found = engine.search(q, k)
             for i in range(len(batch)):
+                # rows the search did not return score -inf (no vector of the index's size)
                 positions, scores = found.row(i)
-                row = np.full(len(self.index.chunks), -np.inf, dtype=np.float32)
-                row[positions] = scores
-                out.append(ranking_from_scores(
-                    self.index, row, len(positions), min_score=self.min_score,
+                out.append(ranking_from_sparse(
+                    self.index, positions.tolist(), scores.astype(np.float32).tolist(),
+                    len(positions), default=-np.inf, min_score=self.min_score,
                     track=track[len(out)] if track is not None else ()))
         return out
 
@@ -293,19 +323,30 @@ class HybridRetriever:
     def fuse(self, rankings: Sequence[Ranking]) -> np.ndarray:
         """The fused score of every index row from one query's rankings (one per retriever)."""
         fused = np.zeros(len(self.index.chunks), dtype=np.float64)
-        for ranking in rankings:
-            for rank, hit in enumerate(ranking.hits[: self.depth], start=1):
-                fused[hit.position] += 1.0 / (self.k_rrf + rank)
+        for position, score in self.fused(rankings).items():
+            fused[position] = score
         return fused
 
     def scores(self, query: str) -> np.ndarray:
         """The fused score of every index row for ``query``."""
         return self.fuse([r.search([query], self.depth)[0] for r in self.retrievers])
 
+    def fused(self, rankings: Sequence[Ranking]) -> dict[int, float]:
+        """The rows of nonzero fused score and their scores (:meth:`fuse` without the rows
+        of score 0; the same additions in the same order, so the same floats)."""
+        fused: dict[int, float] = {}
+        for ranking in rankings:
+            for rank, hit in enumerate(ranking.hits[: self.depth], start=1):
+                fused[hit.position] = fused.get(hit.position, 0.0) + 1.0 / (self.k_rrf + rank)
+        return fused
+
     def search(self, queries: Sequence[str], k: int,
                track: Sequence[Iterable[int]] | None = None) -> list[Ranking]:
         per_retriever = [r.search(queries, self.depth) for r in self.retrievers]
-        return [ranking_from_scores(self.index, self.fuse([rs[i] for rs in per_retriever]), k,
-                                    min_score=self.min_score, positive_only=True,
-                                    track=track[i] if track is not None else ())
-                for i in range(len(queries))]
+        out = []
+        for i in range(len(queries)):
+            fused = self.fused([rs[i] for rs in per_retriever])
+            out.append(ranking_from_sparse(
+                self.index, list(fused), list(fused.values()), k, default=0.0,
+                min_score=self.min_score, track=track[i] if track is not None else ()))
+        return out

@@ -11,7 +11,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .aggregate import latency_summary, summarize
+from .aggregate import latency_summary, ms_summary, summarize
 from .config import EvalConfig, check_contract_questions, check_endpoints
 from .core import cap_k, judge, load_inputs, predict, score
 from .errors import InputError
@@ -66,7 +66,8 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
         predicted = predict(cfg, inputs, k=k, progress=progress, executor=executor)
         predict_s = time.perf_counter() - t0
         t0 = time.perf_counter()
-        results = score(cfg, inputs, predicted, k=k, executor=executor)
+        score_times: list[float] = []
+        results = score(cfg, inputs, predicted, k=k, executor=executor, times=score_times)
         score_s = time.perf_counter() - t0
         judge(cfg, inputs, results, executor)
         judge_s = time.perf_counter() - t0 - score_s
@@ -79,7 +80,8 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
                  "load_s": inputs.load_s, "anchor_s": inputs.anchor_s,
                  "predict_s": predict_s, **predicted.timings,
                  **stage_ms(results, "answer"),
-                 "score_s": score_s, **({"judge_s": judge_s} if cfg.judge else {}),
+                 "score_s": score_s, "score_ms": ms_summary([t * 1000 for t in score_times]),
+                 **({"judge_s": judge_s} if cfg.judge else {}),
                  "total_s": time.perf_counter() - t_start,
                  "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     result = RunResult(metrics, results,

@@ -17,6 +17,7 @@ texts later without the index (a folder without it reads with no chunk texts);
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +28,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from .atomic import FolderWriter, recover, write_folder
 from .checks import Checks, Totals
 from .errors import InputError
-from .jsonio import iter_jsonl, json_text, jsonl_text, parse_record, read_json
+from .jsonio import (
+    batched,
+    iter_jsonl,
+    json_text,
+    parse_record,
+    read_json,
+    write_jsonl,
+)
 from .schema import Answer, StrictBool
 
 RUN_SCHEMA_VERSION = 1
@@ -293,12 +301,19 @@ class RunResult:
         from .report.summary import render_summary_md
 
         t0 = time.perf_counter()
-        rows = [_rows(self.run_id, q) for q in self.questions]
-        for name, i in ((RETRIEVED_JSONL, 0), (ANSWERS_JSONL, 1), (FAILURES_JSONL, 2)):
-            out.text(name, jsonl_text(row.model_dump(mode="json") for r in rows
-                                      if (row := r[i]) is not None))
-        out.text(CHUNKS_JSONL, jsonl_text({"chunk_id": cid, "text": text}
-                                          for cid, text in self.chunk_texts.items()))
+        # The row files are streamed, a batch of questions at a time: a run of 100,000
+        # questions never holds its rows as one text (or as row models) in memory.
+        with contextlib.ExitStack() as stack:
+            files = [stack.enter_context(out.open(name))
+                     for name in (RETRIEVED_JSONL, ANSWERS_JSONL, FAILURES_JSONL)]
+            for batch in batched(self.questions, 1000):
+                rows = [_rows(self.run_id, q) for q in batch]
+                for i, fh in enumerate(files):
+                    write_jsonl(fh, (row.model_dump(mode="json") for r in rows
+                                     if (row := r[i]) is not None), batch=len(batch))
+        with out.open(CHUNKS_JSONL) as fh:
+            write_jsonl(fh, ({"chunk_id": cid, "text": text}
+                             for cid, text in self.chunk_texts.items()))
         out.text("summary.md", render_summary_md(self))
         out.text("report.html", render_html(self))
         # metrics.json last, with the time the other files took (it is their only record)

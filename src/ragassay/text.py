@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 from typing import Literal
 
 Language = Literal["ko", "de", "en"]
@@ -301,12 +302,16 @@ def contains_term(haystack: str, term: str) -> bool:
     return pattern is not None and pattern.search(squash(haystack)) is not None
 
 
+# Cached: scoring tests one answer text against every decline phrase, expected term and
+# must-contain item, and every phrase again for each answer.
+@lru_cache(maxsize=1024)
 def squash(text: str) -> str:
     """``text`` as :func:`contains_term` searches it: normalised, without the spaces between
     a Hangul run and a Latin/digit run."""
     return _MIXED_GAP.sub("", normalize(text))
 
 
+@lru_cache(maxsize=4096)
 def term_pattern(term: str) -> re.Pattern[str] | None:
     """The pattern :func:`contains_term` looks for in a :func:`squash`-ed haystack
     (``None`` for a blank term, which never matches); its literal text is

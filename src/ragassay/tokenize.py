@@ -1,7 +1,10 @@
 """Language-aware tokenisers for lexical (BM25) retrieval: text → list of index terms.
 
 - ``"ko"``: Korean morphological analysis with Kiwi (``kiwipiepy``, which installs with its
-  model). Only content morphemes are kept — nouns (``NNG NNP NNB NR``), verb and adjective
+  model), eojeol by eojeol: the text is split at whitespace, each eojeol holding Hangul is
+  analysed on its own (once per process: a corpus repeats its eojeols, and an analysis is
+  a hundred times slower than a look-up), any other follows the word rule below. Only
+  content morphemes are kept — nouns (``NNG NNP NNB NR``), verb and adjective
   stems as their dictionary form (``VV VA`` → lemma, ``고쳐`` → ``고치다``), roots (``XR``),
   foreign words (``SL``), numbers (``SN``) and hanja (``SH``) — so particles and endings
   (``하자보수를`` / ``하자보수는``) do not keep a question from matching its chunk. Forms are
@@ -14,7 +17,8 @@
   so a Korean question can match an English chunk's Latin words and numbers).
 
 Every tokeniser is deterministic and returns terms in text order (duplicates kept: BM25
-counts them). Kiwi is imported on first use; when it is missing the error names the extra.
+counts them). Kiwi's model is loaded on the first text holding Hangul (never for text
+without it); when the package is missing the error names the extra.
 """
 
 from __future__ import annotations
@@ -54,14 +58,20 @@ def has_hangul(text: str) -> bool:
     return _HANGUL.search(text) is not None
 
 
-@lru_cache(maxsize=1)
-def _kiwi() -> Any:
-    # One analyser per process: loading its model takes about a second.
+def _kiwi_package() -> Any:
+    # Importing the package is cheap; its model (about 500 MB, seconds to load) is loaded
+    # by _kiwi on the first Hangul text only.
     try:
-        from kiwipiepy import Kiwi
+        import kiwipiepy
     except ImportError:
         raise ValueError(f"the Korean tokenizer needs kiwipiepy: {KIWI_INSTALL}") from None
-    return Kiwi()
+    return kiwipiepy
+
+
+@lru_cache(maxsize=1)
+def _kiwi() -> Any:
+    # One analyser per process.
+    return _kiwi_package().Kiwi()
 
 
 def _kiwi_terms(tokens: Any) -> list[str]:
@@ -77,15 +87,40 @@ def _kiwi_terms(tokens: Any) -> list[str]:
     return out
 
 
+# Terms of each eojeol analysed so far: a corpus repeats its eojeols far more often than
+# Kiwi can analyse them (about 100 texts/s on a busy core). Bounded: it starts over.
+_EOJEOL_TERMS: dict[str, tuple[str, ...]] = {}
+_EOJEOL_MAX = 1 << 20
+
+
+def _eojeol_terms(eojeols: Sequence[str]) -> list[tuple[str, ...]]:
+    """The terms of each eojeol: Kiwi's content morphemes for one holding Hangul (each
+    analysed once, all new ones in one call), the word rule otherwise."""
+    cache = _EOJEOL_TERMS
+    try:  # the usual case once a corpus is indexed: every eojeol seen before
+        return [cache[e] for e in eojeols]
+    except KeyError:
+        pass
+    if len(cache) >= _EOJEOL_MAX:  # start over
+        cache.clear()
+    new = [e for e in dict.fromkeys(eojeols) if e not in cache]
+    korean = [e for e in new if has_hangul(e)]
+    if korean:
+        for e, toks in zip(korean, _kiwi().tokenize(korean), strict=True):
+            cache[e] = tuple(_kiwi_terms(toks))
+    for e in new:
+        if e not in cache:
+            cache[e] = tuple(word_tokens(e))
+    return [cache[e] for e in eojeols]
+
+
 def korean_tokens(text: str) -> list[str]:
-    """Content morphemes of ``text`` by Kiwi (see the module docstring).
+    """Content morphemes of ``text`` by Kiwi (see the module docstring), eojeol by eojeol.
 
     ``"하자보수는 2년으로 하며"`` → ``["하자", "보수", "2", "년", "하다"]``. Raises
     ``ValueError`` naming the package when kiwipiepy is not installed.
     """
-    if not text.strip():
-        return []
-    return _kiwi_terms(_kiwi().tokenize(text))
+    return [t for terms in _eojeol_terms(text.split()) for t in terms]
 
 
 def auto_tokens(text: str) -> list[str]:
@@ -104,21 +139,21 @@ def tokenizer_for(lang: str) -> Tokenizer:
         raise ValueError(f"unknown tokenizer language {lang!r}; known: {', '.join(LANGS)}")
     if lang in ("de", "en"):
         return word_tokens
-    _kiwi()
+    _kiwi_package()
     return korean_tokens if lang == "ko" else auto_tokens
 
 
 def tokenize_all(texts: Sequence[str], lang: str) -> list[list[str]]:
-    """Tokenise many texts; the Korean ones go to Kiwi in one call.
+    """Tokenise many texts; the eojeols Kiwi has not seen yet go to it in one call.
 
-    Gives exactly ``[tokenizer_for(lang)(t) for t in texts]``.
+    Gives exactly ``[tokenizer_for(lang)(t) for t in texts]``. Kiwi is loaded only when a
+    text holds Hangul.
     """
     tokenizer_for(lang)  # checks lang and the package
     if lang in ("de", "en"):
         return [word_tokens(t) for t in texts]
-    kiwi = [bool(t.strip()) and (lang == "ko" or has_hangul(t)) for t in texts]
-    out = [[] if k else word_tokens(t) for t, k in zip(texts, kiwi, strict=True)]
-    rows = [i for i, k in enumerate(kiwi) if k]
-    for i, toks in zip(rows, _kiwi().tokenize([texts[i] for i in rows]), strict=True):
-        out[i] = _kiwi_terms(toks)
-    return out
+    split = [t.split() if lang == "ko" or has_hangul(t) else None for t in texts]
+    terms = iter(_eojeol_terms([e for eojeols in split if eojeols for e in eojeols]))
+    return [word_tokens(t) if eojeols is None
+            else [term for _ in eojeols for term in next(terms)]
+            for t, eojeols in zip(texts, split, strict=True)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Protocol
 
 from ..schema import Answer, Chunk, Citation
@@ -121,10 +122,11 @@ class ExtractiveAnswerer:
         return chosen
 
 
-def _sentences(text: str) -> list[str]:
+@lru_cache(maxsize=4096)  # a chunk is in the context of many questions
+def _sentences(text: str) -> tuple[str, ...]:
     out = []
     for a, b in split_sentences(text):
         sentence = _LEADING_MARKER.sub("", text[a:b]).strip()
         if sentence:
             out.append(sentence)
-    return out
+    return tuple(out)

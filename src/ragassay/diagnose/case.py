@@ -77,7 +77,6 @@ class Case:
     # Metrics the config asks for that the system's output kept from being measured.
     missing: dict[str, str] = field(default_factory=dict)
     index_ranks: dict[str, int] = field(default_factory=dict)  # gold id -> rank among all chunks
-    _repeated: dict[str, set[str]] = field(default_factory=dict, repr=False)
 
     # --- derived facts the detectors share ---------------------------------------------
     @property
@@ -119,10 +118,13 @@ class Case:
     def text(self, chunk_id: str) -> str:
         return self.index.chunk(chunk_id).text if self.index.has(chunk_id) else ""
 
-    def repeated_lines(self, doc_id: str) -> set[str]:
-        if doc_id not in self._repeated:
-            self._repeated[doc_id] = repeated_lines(self.index, doc_id)
-        return self._repeated[doc_id]
+    def repeated_lines(self, doc_id: str) -> frozenset[str]:
+        # Once per document and store, not per question: a document may be long, and many
+        # questions' hits come from the same one.
+        per_doc = self.index.cache.setdefault("repeated_lines", {})
+        if doc_id not in per_doc:
+            per_doc[doc_id] = frozenset(repeated_lines(self.index, doc_id))
+        return per_doc[doc_id]
 
 
 Detector = Callable[[Case, DiagnoseConfig], "dict[str, Any] | None"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Set
 from typing import Any
 
 from ..config import DiagnoseConfig
@@ -46,7 +47,7 @@ def page_metadata_missing(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | N
     return {"chunks": out} if out else None
 
 
-def noise_share(text: str, repeated: set[str]) -> float:
+def noise_share(text: str, repeated: Set[str]) -> float:
     """Share of a chunk's non-space characters that sit on repeated (header/footer) lines.
 
     A chunk's first and last lines may be cut; they count when they are part of a repeated line.

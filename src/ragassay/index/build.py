@@ -29,7 +29,7 @@ from ..ingest import (
 from ..schema import SCHEMA_VERSION
 from ..store import Index
 from ..vector import ApproximateSearch, ExactSearch, ann_recall
-from .format import check_out_dir, embedding_record, npy_bytes, write_index
+from .format import check_out_dir, write_index
 from .staleness import chunking_params, fingerprint
 
 log = logging.getLogger("ragassay")
@@ -81,8 +81,7 @@ def build_index(
                            batch_size=batch_size, progress=progress)
 
     chunking = chunking_params(chunk_size, overlap)
-    npy = npy_bytes(vectors)
-    embedding = embedding_record(emb.describe(), npy)
+    embedding = emb.describe()  # the sidecar's sha256 is added as it is written
     meta: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "embedding": embedding,
@@ -98,7 +97,7 @@ def build_index(
     }
     if len(chunks) >= vector.ANN_THRESHOLD:
         meta["search"] = measure_search(vectors)
-    write_index(out, meta, documents, chunks, npy)
+    meta = write_index(out, meta, documents, chunks, vectors)
     note = skipped_note(meta["build"]["skipped"])
     if note is not None:
         log.info("%s", note)

@@ -15,17 +15,17 @@ replaces the folder atomically; :func:`load_index` reads and verifies it.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 from pydantic import BaseModel
 
 from ..atomic import FolderWriter, recover, write_folder
 from ..errors import InputError
-from ..jsonio import parse_record, read_json
+from ..ingest.loaders import file_sha256
+from ..jsonio import batched, parse_record, read_json
 from ..schema import SCHEMA_VERSION, Chunk, Document
 from ..store import Index
 
@@ -43,24 +43,63 @@ def text_sha256(text: str) -> str:
 # --- write ---------------------------------------------------------------------------
 
 
-def embedding_record(description: dict[str, Any], npy: bytes) -> dict[str, Any]:
+def embedding_record(description: dict[str, Any], sha256: str) -> dict[str, Any]:
     """The ``embedding`` record: the embedder's description plus the sha256 of the sidecar."""
-    return {**description, "sha256": hashlib.sha256(npy).hexdigest()}
+    return {**description, "sha256": sha256}
+
+
+class _Hashing:
+    """A binary handle that hashes what goes through it (the sidecar, as it is written)."""
+
+    def __init__(self, fh: BinaryIO) -> None:
+        self.fh, self.sha = fh, hashlib.sha256()
+
+    def write(self, data: bytes) -> int:
+        self.sha.update(data)
+        return self.fh.write(data)
+
+
+def write_npy(fh: BinaryIO, array: np.ndarray) -> str:
+    """Write ``array`` as float32 ``.npy`` to ``fh`` in blocks (no copy of the whole array
+    is made); returns the sha256 of the bytes written (``embedding.sha256``)."""
+    out = _Hashing(fh)
+    np.save(out, np.ascontiguousarray(array, dtype=np.float32),
+            allow_pickle=False)
+    return out.sha.hexdigest()
+
+
+def _write_index_json(fh: BinaryIO, meta: dict[str, Any], documents: list[Document],
+                      chunks: list[Chunk]) -> None:
+    """``index.json``: ``meta`` indented, then one document and one chunk record per line,
+    written a batch at a time (an index of a million chunks is never one string)."""
+    head = json.dumps(meta, ensure_ascii=False, indent=1)
+    fh.write((head[:-2] + (",\n" if meta else "\n")).encode("utf-8"))  # head[:-2]: "\n}"
+    docs = (d.model_dump(mode="json") for d in documents)
+    rows = ({**c.model_dump(mode="json"), TEXT_SHA256: text_sha256(c.text)} for c in chunks)
+    for key, records, last in (("documents", docs, False), ("chunks", rows, True)):
+        fh.write(f' "{key}": [\n'.encode())
+        first = True
+        for part in batched(records, 1000):
+            text = ",\n".join(" " + json.dumps(r, ensure_ascii=False) for r in part)
+            fh.write((("" if first else ",\n") + text).encode("utf-8"))
+            first = False
+        fh.write(("\n ]" + ("\n}\n" if last else ",\n")).encode())
 
 
 def write_index(out: Path, meta: dict[str, Any], documents: list[Document],
-                chunks: list[Chunk], npy: bytes) -> None:
-    """Write ``index.json`` (``meta`` + documents + chunks) and the sidecar bytes ``npy``
-    (from :func:`npy_bytes`) into ``out``, replacing it atomically."""
-    record = {**meta,
-              "documents": [d.model_dump(mode="json") for d in documents],
-              "chunks": [{**c.model_dump(mode="json"), TEXT_SHA256: text_sha256(c.text)}
-                         for c in chunks]}
+                chunks: list[Chunk], embeddings: np.ndarray) -> dict[str, Any]:
+    """Write ``embeddings.npy`` (float32) and ``index.json`` (``meta`` + documents + chunks)
+    into ``out``, replacing it atomically, both streamed. ``meta["embedding"]`` is the
+    embedder's description; its ``sha256`` of the sidecar is added here. Returns ``meta``
+    as written."""
     def fill(folder: FolderWriter) -> None:
-        folder.text(INDEX_JSON, json.dumps(record, ensure_ascii=False, indent=1) + "\n")
-        folder.bytes(EMBEDDINGS, npy)
+        with folder.open(EMBEDDINGS) as fh:
+            meta["embedding"] = embedding_record(meta["embedding"], write_npy(fh, embeddings))
+        with folder.open(INDEX_JSON) as fh:
+            _write_index_json(fh, meta, documents, chunks)
 
     write_folder(out, fill, force=True)
+    return meta
 
 
 def check_out_dir(source: Path, out: Path) -> None:
@@ -77,13 +116,6 @@ def check_out_dir(source: Path, out: Path) -> None:
     if source.is_dir() and out.resolve().is_relative_to(source.resolve()):
         raise InputError(out, f"the index folder is inside the source folder {source}; its "
                          "index.json would be read as a document: choose another --out folder")
-
-
-def npy_bytes(array: np.ndarray) -> bytes:
-    """The ``.npy`` bytes of ``array`` as float32 (what ``embedding.sha256`` hashes)."""
-    buf = io.BytesIO()
-    np.save(buf, np.ascontiguousarray(array, dtype=np.float32), allow_pickle=False)
-    return buf.getvalue()
 
 
 # --- load and verify -----------------------------------------------------------------
@@ -194,9 +226,10 @@ def _records(path: Path, data: dict[str, Any], key: str, model: type[BaseModel],
 
 
 def _read_embeddings(path: Path, embedding: dict[str, Any], num_chunks: int) -> np.ndarray:
-    data = path.read_bytes()
+    # Read into one array (no second copy as bytes); the sha256 is taken from the file in
+    # blocks.
     try:
-        array = np.load(io.BytesIO(data), allow_pickle=False)
+        array = np.load(path, allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
         raise InputError(path, f"not a readable .npy array ({exc}); {_REBUILD}") from None
     if array.ndim != 2:
@@ -211,7 +244,7 @@ def _read_embeddings(path: Path, embedding: dict[str, Any], num_chunks: int) -> 
         raise InputError(path, f"vectors have {width} dimensions but {INDEX_JSON} records "
                          f"embedding.dimension {embedding['dimension']} (model "
                          f"{embedding['model']}): {_REBUILD}")
-    digest = hashlib.sha256(data).hexdigest()
+    digest = file_sha256(path)
     if digest != embedding["sha256"]:
         raise InputError(path, f"sha256 {digest[:12]}… does not match embedding.sha256 "
                          f"{embedding['sha256'][:12]}… in {INDEX_JSON}: the file belongs to "

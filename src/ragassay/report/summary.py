@@ -167,14 +167,13 @@ def render_summary_md(result: RunResult) -> str:
         parts += ["Not applicable to these questions (not failures, not averaged in):", "",
                   md_table(["reason", "questions", "metrics"], not_applicable_rows(metrics)),
                   ""]
-    parts += [
-        "## Questions",
-        "",
-        f"Totals: {metrics.checks.line()}",
-        "",
-        md_table(question_header(metrics.checks.k), question_rows(result)),
-        "",
-    ]
+    listed = listed_questions(result, SUMMARY_QUESTIONS)
+    parts += ["## Questions", "", f"Totals: {metrics.checks.line()}", ""]
+    if len(listed) < len(result.questions):
+        parts += [f"The {len(listed)} of {len(result.questions)} questions listed here come "
+                  "failing first (questions with a failure label, in record order); every "
+                  "question is in `answers.jsonl` and `report.html`.", ""]
+    parts += [md_table(question_header(metrics.checks.k), question_rows(result, listed)), ""]
     parts += [f"## {GOLD_TITLE}", "", md(gold_line(metrics.gold)), ""]
     moved = metrics.gold.get("reanchored") or []
     if moved:
@@ -183,16 +182,23 @@ def render_summary_md(result: RunResult) -> str:
 
 
 TERMINAL_QUESTIONS = 50  # a terminal shows this many question rows at most
+SUMMARY_QUESTIONS = 200  # and summary.md this many (it also goes to CI job summaries)
+
+
+def listed_questions(result: RunResult, limit: int) -> list[QuestionResult]:
+    """The questions a summary lists: all of a run of at most ``limit``; of a larger one
+    the first ``limit`` with a failure label first, each group in record order."""
+    from .rows import failing_first
+
+    if len(result.questions) <= limit:
+        return result.questions
+    return failing_first(result.questions)[:limit]
 
 
 def terminal_questions(result: RunResult) -> list[QuestionResult]:
-    """The questions the terminal lists: all of a small run; of a larger one the first
-    :data:`TERMINAL_QUESTIONS` with a failure label, then others, in record order."""
-    from .rows import failing_first
-
-    if len(result.questions) <= TERMINAL_QUESTIONS:
-        return result.questions
-    return failing_first(result.questions)[:TERMINAL_QUESTIONS]
+    """The questions the terminal lists (:func:`listed_questions`, at most
+    :data:`TERMINAL_QUESTIONS`)."""
+    return listed_questions(result, TERMINAL_QUESTIONS)
 
 
 def print_summary(result: RunResult, console: Console | None = None) -> None:
@@ -213,7 +219,7 @@ def print_summary(result: RunResult, console: Console | None = None) -> None:
     title = "questions: found, grounded, right"
     if len(shown) < len(result.questions):
         title += (f" ({len(shown)} of {len(result.questions)}, failing first; all of them in "
-                  "summary.md and report.html)")
+                  "answers.jsonl and report.html)")
     print_table(console, title, header, (row[:-1] for row in question_rows(result, shown)),
                 left=header)
     fired = [(label, str(n)) for label, n in metrics.failures["counts"].items() if n]
