@@ -28,6 +28,7 @@ from typing import Literal
 
 import numpy as np
 
+from .columns import Table, _encode, duplicate_rows, join, relevance_rows
 from .kernels import Relevance
 from .measures import (
     Measure,
@@ -120,6 +121,11 @@ def evaluate(
                              "ragassay.metrics.answer; evaluate computes retrieval measures")
     if missing_queries not in ("zero", "skip"):
         raise ValueError(f"missing_queries must be 'zero' or 'skip', got {missing_queries!r}")
+    q_cols, r_cols = as_table(qrels, "grade"), as_table(run, "score")
+    if q_cols is not None or r_cols is not None:
+        return _evaluate_tables(qrels_table(qrels) if q_cols is None else q_cols,
+                                run_table(run) if r_cols is None else r_cols,
+                                measures, keep_order, missing_queries)
     judged = sorted((q for q, judgments in qrels.items() if judgments), key=str)
     evaluated = [q for q in judged if q in run]
     zero = [q for q in judged if q not in run] if missing_queries == "zero" else []
@@ -203,15 +209,136 @@ def _score_columns(
         for qid in qids:  # the rare path: find the query to name
             if isinstance(entry := run[qid], Mapping):
                 _check_scores(qid, entry)
-    judged = Relevance.from_flat(grades, depths, ideal, num_rel)
-    # One kernel call per family, for all the cutoffs asked of it.
+    values = kernel_values(Relevance.from_flat(grades, depths, ideal, num_rel), measures)
+    return {name: column.tolist() for name, column in values.items()}
+
+
+def kernel_values(judged: Relevance, measures: Sequence[Measure]) -> dict[str, np.ndarray]:
+    """One array of per-query values per measure (keyed by canonical text): one kernel call
+    per family, for all the cutoffs asked of it."""
     by_family: dict[MeasureInfo, list[Measure]] = {}
     for m in measures:
         by_family.setdefault(m.info, []).append(m)
-    columns: dict[str, list[float]] = {}
+    columns: dict[str, np.ndarray] = {}
     for info, family in by_family.items():
-        assert info.kernel is not None  # checked by evaluate
+        if info.kernel is None:
+            raise ValueError(f"{family[0]} is an {family[0].group} measure, computed per "
+                             "question by ragassay.metrics.answer; evaluate computes "
+                             "retrieval measures")
         values = info.kernel(judged, [m.cutoff for m in family])
         for j, m in enumerate(family):
-            columns[str(m)] = values[:, j].tolist()
+            columns[str(m)] = values[:, j]
     return columns
+
+
+def sum_in_order(values: np.ndarray) -> float:
+    """The sum added left to right (``np.cumsum`` is sequential; ``np.sum`` is pairwise), as
+    trec_eval adds its per-query values, so means print trec_eval's digits."""
+    return float(np.cumsum(values)[-1]) if len(values) else 0.0
+
+
+# --- columnar input: (qid, docid, score) arrays or a data frame ----------------------------
+
+
+def as_table(data: object, value: str) -> Table | None:
+    """``data`` as a :class:`~ragassay.metrics.columns.Table` when it is columnar: a tuple of
+    three equal-length columns (qid, docid, ``value``) or a data frame (anything with
+    ``columns``: pandas, polars) with columns ``qid``, ``docid`` and ``value``; None for a
+    mapping (the dict input)."""
+    if isinstance(data, Mapping):
+        return None
+    if isinstance(data, tuple) and len(data) == 3:
+        qid, docid, number = data
+    elif hasattr(data, "columns"):
+        missing = [c for c in ("qid", "docid", value) if c not in list(data.columns)]
+        if missing:
+            raise ValueError(f"a {value} frame needs the columns qid, docid, {value}; "
+                             f"missing {', '.join(missing)}")
+        qid, docid, number = data["qid"], data["docid"], data[value]  # type: ignore[index]
+    else:
+        return None
+    qids, docids = _encode(qid), _encode(docid)
+    try:
+        numbers = np.asarray(number, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"the {value} column must hold numbers") from None
+    if not len(qids) == len(docids) == len(numbers):
+        raise ValueError(f"qid, docid and {value} columns differ in length "
+                         f"({len(qids)}, {len(docids)}, {len(numbers)})")
+    return Table(qids, docids, numbers, np.arange(1, len(numbers) + 1))
+
+
+def qrels_table(qrels: Qrels) -> Table:
+    """{qid: {docid: grade}} as a :class:`~ragassay.metrics.columns.Table`."""
+    qids = [q for q, judged in qrels.items() for _ in range(len(judged))]
+    docs = [d for judged in qrels.values() for d in judged]
+    try:
+        grades = np.fromiter((g for judged in qrels.values() for g in judged.values()),
+                             dtype=np.float64, count=len(docs))
+    except (TypeError, ValueError):
+        raise ValueError("qrels grades must be integers") from None
+    return Table(_encode(qids), _encode(docs), grades, np.arange(1, len(docs) + 1))
+
+
+def run_table(run: Run) -> Table:
+    """{qid: {docid: score}} or {qid: [docid, ...]} (scored n, n - 1, ..., 1) as a
+    :class:`~ragassay.metrics.columns.Table`."""
+    qids: list[str] = []
+    docs: list[str] = []
+    scores: list[float] = []
+    for qid, entry in run.items():
+        qids += [qid] * len(entry)
+        docs += list(entry)
+        if isinstance(entry, Mapping):
+            scores += entry.values()
+        else:
+            scores += range(len(entry), 0, -1)
+    try:
+        values = np.asarray(scores, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("run scores must be numbers") from None
+    return Table(_encode(qids), _encode(docs), values, np.arange(1, len(docs) + 1))
+
+
+def _check_table(t: Table, kind: str) -> None:
+    bad = ~np.isfinite(t.value)
+    if kind == "qrels":
+        bad |= t.value != np.floor(np.where(bad, 0, t.value))
+    if bad.any():
+        i = int(np.argmax(bad))
+        what = ("qrels grades must be integers" if kind == "qrels"
+                else "run scores must be finite (found NaN or inf)")
+        raise ValueError(f"query {t.qid[i].decode()!r}: {what}")
+    repeat = duplicate_rows(t.qid, t.docid)
+    if len(repeat):
+        i = int(repeat.min())
+        raise ValueError(f"query {t.qid[i].decode()!r}: document {t.docid[i].decode()!r} "
+                         f"appears more than once in the {kind}")
+
+
+def _evaluate_tables(qrels: Table, run: Table, measures: Sequence[Measure], keep_order: bool,
+                     missing_queries: MissingQueries
+                     ) -> dict[str, dict[str, dict[str, float]] | dict[str, float | None]]:
+    _check_table(qrels, "qrels")
+    _check_table(run, "run")
+    j = join(qrels, run, keep_order=keep_order)
+    judged = np.flatnonzero(j.judged_query)
+    evaluated = judged[j.in_run[judged]]
+    shown = judged if missing_queries == "zero" else evaluated
+    grades, depths, ideal, num_rel = relevance_rows(j, evaluated)
+    values = kernel_values(Relevance.from_flat(grades, depths, ideal, num_rel), measures)
+    at = np.searchsorted(shown, evaluated)
+    qids = [q.decode() for q in j.qids[shown].tolist()]
+    names = [str(m) for m in measures]
+    full: dict[str, list[float]] = {}
+    mean: dict[str, float | None] = {}
+    for name in names:
+        column = np.zeros(len(shown))
+        column[at] = values[name]
+        full[name] = column.tolist()
+        mean[name] = sum_in_order(column) / len(shown) if len(shown) else None
+    per_query = {qid: dict(zip(names, row, strict=True))
+                 for qid, row in zip(qids, zip(*full.values(), strict=True), strict=True)}
+    if not names:
+        per_query = {qid: {} for qid in qids}
+    return {"per_query": per_query, "mean": mean}

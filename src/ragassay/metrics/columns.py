@@ -1,0 +1,505 @@
+"""Columnar qrels and runs: TREC files and arrays read into numpy columns, ranked and joined
+without a Python object per line.
+
+A file is read in chunks of whole lines; each chunk is split into tokens with array
+operations on its bytes (whitespace as ``str.split`` has it in ASCII; line breaks ``\\n``,
+``\\r\\n`` and ``\\r`` as ``bytes.splitlines``), so ids stay bytes (``S`` arrays, compared
+byte-wise, which is trec_eval's ``strcmp`` order and, for UTF-8, code-point order) and
+numbers are converted by numpy. What the file rules are is stated in
+:mod:`ragassay.metrics.trec`; the rare file with a non-ASCII whitespace character is read
+line by line with ``str.split`` so that it splits the same way.
+
+Errors are the line-by-line reader's: the first bad line of the file (by line number) is
+reported, whatever is wrong with it, with the file, line and field.
+"""
+
+from __future__ import annotations
+
+import math
+import mmap
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+
+QRELS_COLUMNS = "qid iter docid grade"
+RUN_COLUMNS = "qid Q0 docid rank score tag"
+_CHUNK = 16 << 20  # bytes per chunk: bounds the temporary arrays, not the result
+_SPACE = np.zeros(256, dtype=bool)
+_SPACE[list(b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f")] = True  # ASCII whitespace of str.split
+
+
+@dataclass(frozen=True)
+class Table:
+    """One TREC file as columns: row i is the i-th data line (comments and blank lines
+    skipped). ``qid``/``docid``: ``S`` arrays (bytes ids); ``value``: the grade (qrels) or
+    score (run) as float64; ``line``: the 1-based line number, for errors."""
+
+    qid: np.ndarray
+    docid: np.ndarray
+    value: np.ndarray
+    line: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+
+def read_table(path: str | Path, kind: str) -> Table:
+    """Read a qrels (``kind="qrels"``) or run (``kind="run"``) file; ``-`` is standard input.
+
+    Raises :class:`InputError` naming the file and line for the first bad line: a wrong
+    column count, bytes that are not UTF-8, a grade that is not an integer, a score that is
+    not a finite number, a document judged or retrieved twice for one query.
+    """
+    p = Path(path)
+    if str(path) == "-":
+        data: bytes | mmap.mmap = sys.stdin.buffer.read()
+    elif not p.is_file():
+        raise InputError(p, "file not found")
+    else:
+        with open(p, "rb") as fh:
+            size = fh.seek(0, 2)
+            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+    reader = _Reader(p, kind)
+    try:
+        if _has_unicode_space(data):
+            reader.lines(bytes(data).splitlines())
+        else:
+            for start, end in _chunks(data):
+                reader.chunk(np.frombuffer(data[start:end], dtype=np.uint8))
+        return reader.table()
+    finally:
+        if isinstance(data, mmap.mmap):
+            data.close()
+
+
+def _chunks(data: bytes | mmap.mmap) -> Iterator[tuple[int, int]]:
+    """(start, end) byte ranges of whole lines, about :data:`_CHUNK` bytes each."""
+    start, n = 0, len(data)
+    while start < n:
+        end = min(start + _CHUNK, n)
+        while end < n:
+            cut = max(data.rfind(b"\n", start, end), data.rfind(b"\r", start, end))
+            if cut >= 0:
+                end = cut + 1
+                if data[cut:cut + 1] == b"\r" and data[end:end + 1] == b"\n":
+                    end += 1  # keep \r\n in one chunk
+                break
+            end = min(end + _CHUNK, n)  # a line longer than a chunk
+        yield start, end
+        start = end
+
+
+def _has_unicode_space(data: bytes | mmap.mmap) -> bool:
+    """Does the text hold a non-ASCII character that ``str.split`` splits on (U+0085,
+    U+00A0, U+1680, U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000)?"""
+    if not any(data.find(lead) >= 0 for lead in (b"\xc2", b"\xe1", b"\xe2", b"\xe3")):
+        return False
+    return any(data.find(ch.encode()) >= 0 for ch in _unicode_spaces())
+
+
+def _unicode_spaces() -> list[str]:
+    return [chr(c) for c in range(0x80, 0x3001) if chr(c).isspace()]
+
+
+class _Reader:
+    """Collects the rows of one file chunk by chunk, and the first error by line."""
+
+    def __init__(self, path: Path, kind: str) -> None:
+        self.path = path
+        self.kind = kind
+        self.columns = QRELS_COLUMNS if kind == "qrels" else RUN_COLUMNS
+        self.expected = len(self.columns.split())
+        self.value_at = 3 if kind == "qrels" else 4
+        self.lines_before = 0
+        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+
+    # --- one chunk of bytes ---------------------------------------------------------------
+
+    def chunk(self, buf: np.ndarray) -> None:
+        space = _SPACE[buf]
+        edges = np.diff(np.concatenate(([True], space, [True])).view(np.int8))
+        starts = np.flatnonzero(edges == -1)  # a token starts where a space run ends
+        ends = np.flatnonzero(edges == 1)
+        breaks = np.flatnonzero((buf == 10) | ((buf == 13) & (np.append(buf[1:], 0) != 10)))
+        base = self.lines_before
+        self.lines_before += len(breaks)
+        errors: list[tuple[int, InputError]] = []
+        if (buf >= 0x80).any():
+            error = self._utf8_error(buf, breaks, base)
+            if error is not None:
+                errors.append(error)
+        token_line = np.searchsorted(breaks, starts)  # 0-based line within the chunk
+        first = np.flatnonzero(np.diff(token_line, prepend=-1))
+        count = np.diff(np.append(first, len(starts)))
+        keep = buf[starts[first]] != ord("#")
+        first, count = first[keep], count[keep]
+        line = token_line[first] + base + 1
+        bad = (count < self.expected) if self.kind == "run" else (count != self.expected)
+        if bad.any():
+            i = int(np.argmax(bad))
+            errors.append((int(line[i]), InputError(
+                self.path, f"expected {self.expected} columns '{self.columns}', "
+                           f"got {int(count[i])}", line=int(line[i]))))
+            first, line = first[:i], line[:i]
+        qid = _strings(buf, starts[first], ends[first])
+        docid = _strings(buf, starts[first + 2], ends[first + 2])
+        at = first + self.value_at
+        value, error = self._numbers(_strings(buf, starts[at], ends[at]), line)
+        if error is not None:
+            errors.append(error)
+        k = len(value)
+        self.parts.append((qid[:k], docid[:k], value, line[:k]))
+        if errors:
+            line_no, exc = min(errors, key=lambda e: e[0])
+            self._duplicates(before=line_no)
+            raise exc
+
+    def _utf8_error(self, buf: np.ndarray, breaks: np.ndarray, base: int
+                    ) -> tuple[int, InputError] | None:
+        try:
+            buf.tobytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            at = exc.start
+            i = int(np.searchsorted(breaks, at))  # the line holding byte `at`
+            line_start = int(breaks[i - 1]) + 1 if i else 0
+            if i and buf[line_start - 1] == 13 and line_start < len(buf) \
+                    and buf[line_start] == 10:
+                line_start += 1
+            column = at - line_start
+            line = base + i + 1
+            return line, InputError(self.path, f"not UTF-8 text (byte 0x{int(buf[at]):02x} "
+                                               f"at column {column + 1})", line=line)
+        return None
+
+    def _numbers(self, texts: np.ndarray, line: np.ndarray
+                 ) -> tuple[np.ndarray, tuple[int, InputError] | None]:
+        """The grade or score column as float64, and the first line whose text is not a
+        finite number (a score) or not an integer (a grade), if any."""
+        try:
+            values = texts.astype(np.float64)
+        except (ValueError, UnicodeDecodeError):  # numpy refused one: Python's float decides
+            values = np.array([_python_float(t) for t in texts.tolist()], dtype=np.float64)
+        ok = np.isfinite(values)
+        if self.kind == "qrels":
+            ok &= values == np.floor(np.where(ok, values, 0))
+        if ok.all():
+            return values, None
+        i = int(np.argmax(~ok))
+        text = texts[i].decode("utf-8", "replace")
+        if self.kind == "qrels":
+            message, field = f"grade {text!r} is not an integer", "grade"
+        else:
+            message, field = f"score {text!r} is not a finite number", "score"
+        return values[:i], (int(line[i]), InputError(self.path, message, line=int(line[i]),
+                                                     field=field))
+
+    # --- the whole file -------------------------------------------------------------------
+
+    def lines(self, raw_lines: list[bytes]) -> None:
+        """The line-by-line path (a file with non-ASCII whitespace): ``str.split``."""
+        rows: list[tuple[str, str, str, int]] = []
+        for line_no, data in enumerate(raw_lines, start=1):
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                self._flush(rows)
+                self._duplicates(before=line_no)
+                raise InputError(self.path, f"not UTF-8 text (byte 0x{data[exc.start]:02x} "
+                                 f"at column {exc.start + 1})", line=line_no) from None
+            fields = text.split()
+            if not fields or fields[0].startswith("#"):
+                continue
+            if len(fields) != self.expected and not (self.kind == "run"
+                                                     and len(fields) > self.expected):
+                self._flush(rows)
+                self._duplicates(before=line_no)
+                raise InputError(self.path, f"expected {self.expected} columns "
+                                 f"'{self.columns}', got {len(fields)}", line=line_no)
+            rows.append((fields[0], fields[2], fields[self.value_at], line_no))
+        self._flush(rows)
+
+    def _flush(self, rows: list[tuple[str, str, str, int]]) -> None:
+        if not rows:
+            return
+        qid, docid, text, line = zip(*rows, strict=True)
+        line_arr = np.array(line, dtype=np.int64)
+        values, error = self._numbers(_encode(text), line_arr)
+        self.parts.append((_encode(qid), _encode(docid), values, line_arr[:len(values)]))
+        rows.clear()
+        if error is not None:
+            self._duplicates(before=error[0])
+            raise error[1]
+
+    def table(self) -> Table:
+        self._duplicates(before=None)
+        return self._joined()
+
+    def _joined(self) -> Table:
+        if not self.parts:
+            empty = np.array([], dtype="S1")
+            return Table(empty, empty, np.array([], dtype=np.float64),
+                         np.array([], dtype=np.int64))
+        qid, docid, value, line = (np.concatenate(c) for c in zip(*self.parts, strict=True))
+        return Table(qid, docid, value, line)
+
+    def _duplicates(self, before: int | None) -> None:
+        """Raise the error for the first line (before line ``before``) that repeats a
+        (query, document) pair of an earlier line."""
+        t = self._joined()
+        if before is not None:
+            keep = t.line < before
+            t = Table(t.qid[keep], t.docid[keep], t.value[keep], t.line[keep])
+        repeat = duplicate_rows(t.qid, t.docid)
+        if len(repeat):
+            i = int(repeat[np.argmin(t.line[repeat])])
+            verb = "judged" if self.kind == "qrels" else "retrieved"
+            raise InputError(self.path, f"document {t.docid[i].decode()!r} {verb} twice for "
+                             f"query {t.qid[i].decode()!r}", line=int(t.line[i]),
+                             field="docid")
+
+
+def _python_float(text: bytes) -> float:
+    try:
+        return float(text.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return math.nan
+
+
+def _strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The tokens buf[starts[i]:ends[i]] as an ``S`` array (width a multiple of 8, so the
+    ids can be read as 64-bit words for hashing)."""
+    lengths = ends - starts
+    width = max(8, -(-int(lengths.max()) // 8) * 8) if len(lengths) else 8
+    out = np.zeros((len(starts), width), dtype=np.uint8)
+    for j in range(int(lengths.max()) if len(lengths) else 0):
+        inside = lengths > j
+        out[inside, j] = buf[starts[inside] + j]
+    return out.view(f"S{width}").ravel()
+
+
+def _encode(values: object) -> np.ndarray:
+    """Ids of any kind (str, bytes, numbers; a list, array or data-frame column) as a
+    UTF-8 ``S`` array whose width is a multiple of 8."""
+    arr = np.asarray(values)
+    if arr.dtype.kind != "S":
+        if arr.dtype.kind != "U":
+            arr = arr.astype(str)
+        try:
+            arr = arr.astype("S")
+        except UnicodeEncodeError:
+            arr = np.char.encode(arr, "utf-8")
+    width = max(8, -(-arr.dtype.itemsize // 8) * 8)
+    return arr.astype(f"S{width}")
+
+
+# --- keys: ids as integers --------------------------------------------------------------
+
+
+def _words(ids: np.ndarray, width: int) -> np.ndarray:
+    """(n, width / 8) uint64 words of an ``S`` array padded to ``width`` bytes."""
+    if ids.dtype.itemsize != width:
+        ids = ids.astype(f"S{width}")
+    return np.ascontiguousarray(ids).view(np.uint64).reshape(len(ids), width // 8)
+
+
+def pair_hash(qcode: np.ndarray, docid: np.ndarray, width: int) -> np.ndarray:
+    """A 64-bit hash of (query code, document id); equal pairs hash equal."""
+    with np.errstate(over="ignore"):
+        h = qcode.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        for col in _words(docid, width).T:
+            h = (h ^ col) * np.uint64(0x100000001B3)
+            h ^= h >> np.uint64(29)
+    return h
+
+
+def duplicate_rows(qid: np.ndarray, docid: np.ndarray) -> np.ndarray:
+    """Indices of the rows that repeat the (qid, docid) of an earlier row."""
+    if len(qid) < 2:
+        return np.array([], dtype=np.int64)
+    _, (codes,) = qid_codes(qid)
+    width = max(docid.dtype.itemsize, 8)
+    h = pair_hash(codes, docid, width)
+    order = np.argsort(h, kind="stable")
+    hs = h[order]
+    same = np.flatnonzero(hs[1:] == hs[:-1])
+    if not len(same):
+        return np.array([], dtype=np.int64)
+    a, b = order[same], order[same + 1]
+    if bool(((codes[a] == codes[b]) & (docid[a] == docid[b])).all()):
+        return b  # stable: b is the later row of each equal pair
+    pairs = np.char.add(np.char.add(qid.astype(bytes), b"\0"), docid.astype(bytes))
+    _, first = np.unique(pairs, return_index=True)  # a hash collision: compare the bytes
+    later = np.ones(len(qid), dtype=bool)
+    later[first] = False
+    return np.flatnonzero(later)
+
+
+def qid_codes(*columns: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The sorted distinct ids of the columns and each column's codes (index into them).
+
+    Rows of one query usually come together, so only the first id of each block is sorted.
+    """
+    heads, blocks = [], []
+    for col in columns:
+        change = np.flatnonzero(col[1:] != col[:-1]) + 1 if len(col) else np.array([], int)
+        starts = np.concatenate(([0], change)) if len(col) else change
+        heads.append(col[starts])
+        blocks.append(np.diff(np.append(starts, len(col))))
+    width = max([8, *(h.dtype.itemsize for h in heads)])
+    distinct, inverse = np.unique(np.concatenate([h.astype(f"S{width}") for h in heads]),
+                                  return_inverse=True)
+    codes, at = [], 0
+    for head, block in zip(heads, blocks, strict=True):
+        codes.append(np.repeat(inverse[at:at + len(head)], block).astype(np.int64))
+        at += len(head)
+    return distinct, codes
+
+
+def grades_of(run_q: np.ndarray, run_doc: np.ndarray, qrels_q: np.ndarray,
+              qrels_doc: np.ndarray, grade: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each run row, the grade of its (query, document) in the qrels (0 when unjudged)
+    and whether it is judged. Queries are given as codes of one :func:`qid_codes` call."""
+    width = max(run_doc.dtype.itemsize, qrels_doc.dtype.itemsize, 8)
+    judged = np.zeros(len(run_q), dtype=bool)
+    found = np.zeros(len(run_q), dtype=np.float64)
+    if not len(qrels_q) or not len(run_q):
+        return found, judged
+    qh = pair_hash(qrels_q, qrels_doc, width)
+    order = np.argsort(qh)
+    sorted_h = qh[order]
+    if bool((sorted_h[1:] == sorted_h[:-1]).any()):  # a collision (files have no duplicate)
+        return _grades_exact(run_q, run_doc, qrels_q, qrels_doc, grade)
+    rh = pair_hash(run_q, run_doc, width)
+    pos = np.minimum(np.searchsorted(sorted_h, rh), len(sorted_h) - 1)
+    hit = sorted_h[pos] == rh
+    cand = order[pos[hit]]
+    rows = np.flatnonzero(hit)
+    same = (qrels_q[cand] == run_q[rows]) & (
+        qrels_doc[cand].astype(f"S{width}") == run_doc[rows].astype(f"S{width}"))
+    if not bool(same.all()):
+        return _grades_exact(run_q, run_doc, qrels_q, qrels_doc, grade)
+    judged[rows] = True
+    found[rows] = grade[cand]
+    return found, judged
+
+
+def _grades_exact(run_q: np.ndarray, run_doc: np.ndarray, qrels_q: np.ndarray,
+                  qrels_doc: np.ndarray, grade: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`grades_of` by sorting the documents' bytes (after a hash collision)."""
+    width = max(run_doc.dtype.itemsize, qrels_doc.dtype.itemsize, 8)
+    docs, inverse = np.unique(np.concatenate([run_doc.astype(f"S{width}"),
+                                              qrels_doc.astype(f"S{width}")]),
+                              return_inverse=True)
+    n = len(docs)
+    rk = run_q * n + inverse[:len(run_q)]
+    qk = qrels_q * n + inverse[len(run_q):]
+    order = np.argsort(qk)
+    pos = np.minimum(np.searchsorted(qk[order], rk), len(qk) - 1)
+    judged = qk[order][pos] == rk
+    return np.where(judged, grade[order[pos]], 0.0), judged
+
+
+def rank_rows(qcode: np.ndarray, score: np.ndarray, docid: np.ndarray) -> np.ndarray:
+    """The permutation that puts run rows in trec_eval's order: query code ascending, score
+    descending, ties by document id descending (byte-wise)."""
+    n = len(qcode)
+    if n < 2:
+        return np.arange(n)
+    dq, ds = np.diff(qcode), np.diff(score)
+    if bool(((dq > 0) | ((dq == 0) & (ds <= 0))).all()):
+        order = np.arange(n)  # already ranked (the usual run file), up to ties
+    else:
+        order = np.lexsort((-score, qcode))
+    q, s = qcode[order], score[order]
+    tied = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
+    if not tied.any():
+        return order
+    # Sort each run of tied rows by document id, descending.
+    in_tie = np.zeros(n, dtype=bool)
+    in_tie[1:] |= tied
+    in_tie[:-1] |= tied
+    idx = np.flatnonzero(in_tie)
+    group = np.cumsum(np.concatenate(([1], ~tied)))[idx]  # one number per tied run
+    _, doc_rank = np.unique(docid[order[idx]], return_inverse=True)
+    within = np.lexsort((-doc_rank.astype(np.int64), group))
+    order[idx] = order[idx][within]
+    return order
+
+
+def block_starts(sorted_codes: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """For codes sorted ascending: each code's first row and number of rows (0..count-1)."""
+    sizes = np.bincount(sorted_codes, minlength=count)
+    return np.cumsum(sizes) - sizes, sizes
+
+
+@dataclass(frozen=True)
+class Joined:
+    """A run joined with its qrels. ``qids``: the distinct ids of both (``S``, sorted, so a
+    code is also trec_eval's query order); run rows ranked (code ascending, then rank), with
+    each row's grade (0 unjudged) and whether it is judged; qrels rows with their codes."""
+
+    qids: np.ndarray
+    judged_query: np.ndarray  # per code: has a judgment
+    in_run: np.ndarray  # per code: has a run row (an empty ranking counts when ``given``)
+    run_q: np.ndarray
+    run_grade: np.ndarray
+    run_judged: np.ndarray
+    qrels_q: np.ndarray
+    qrels_grade: np.ndarray
+
+
+def join(qrels: Table, run: Table, *, keep_order: bool = False,
+         run_queries: np.ndarray | None = None) -> Joined:
+    """Rank ``run`` (see :func:`rank_rows`; ``keep_order``: rows in the order given, grouped
+    by query) and look up each row's grade in ``qrels``. ``run_queries`` adds ids of queries
+    present in the run with an empty ranking."""
+    extra = [] if run_queries is None else [run_queries]
+    qids, codes = qid_codes(qrels.qid, run.qid, *extra)
+    qrels_q, run_q = codes[0], codes[1]
+    if keep_order:
+        order = np.argsort(run_q, kind="stable")
+    else:
+        order = rank_rows(run_q, run.value, run.docid)
+    run_q, run_doc = run_q[order], run.docid[order]
+    grade, judged = grades_of(run_q, run_doc, qrels_q, qrels.docid, qrels.value)
+    in_run = np.bincount(run_q, minlength=len(qids)) > 0
+    if extra:
+        in_run[codes[2]] = True
+    return Joined(qids, np.bincount(qrels_q, minlength=len(qids)) > 0, in_run, run_q, grade,
+                  judged, qrels_q, qrels.value)
+
+
+def relevance_rows(j: Joined, evaluated: np.ndarray, *, level: float = 1,
+                   max_docs: int | None = None, judged_only: bool = False,
+                   graded: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What :meth:`~ragassay.metrics.kernels.Relevance.from_flat` reads, for the query codes
+    ``evaluated`` (ascending): ranked grades, depths, ideal grades, numbers relevant.
+
+    ``max_docs`` keeps each query's top documents (trec_eval ``-M``), then ``judged_only``
+    drops the unjudged and negatively judged ones (``-J``); a grade below ``level`` counts 0
+    (``-l``) unless ``graded`` (nDCG keeps every positive grade as gain, as trec_eval)."""
+    n = len(j.qids)
+    chosen = np.zeros(n, dtype=bool)
+    chosen[evaluated] = True
+    keep = chosen[j.run_q]
+    if max_docs is not None:
+        first, _ = block_starts(j.run_q, n)
+        keep &= (np.arange(len(j.run_q)) - first[j.run_q]) < max_docs
+    if judged_only:
+        keep &= j.run_judged & (j.run_grade >= 0)
+    run_q, grades = j.run_q[keep], j.run_grade[keep]
+    qrels_grade = j.qrels_grade
+    if not graded:
+        grades = np.where(grades >= level, grades, 0.0)
+        qrels_grade = np.where(qrels_grade >= level, qrels_grade, 0.0)
+    rel = chosen[j.qrels_q] & (qrels_grade >= 1)
+    rel_q, rel_g = j.qrels_q[rel], qrels_grade[rel]
+    ideal = rel_g[np.lexsort((-rel_g, rel_q))]
+    depths = np.bincount(run_q, minlength=n)[evaluated]
+    num_rel = np.bincount(rel_q, minlength=n)[evaluated]
+    return grades, depths, ideal, num_rel
