@@ -27,7 +27,7 @@ from .. import __version__
 from .common import _Command, _Group
 from .evaluate import index, run, sweep
 from .gating import gate
-from .measures import judge_check_cmd, metrics_cmd, trec_eval
+from .measures import TREC_EVAL_SETTINGS, judge_check_cmd, metrics_cmd, trec_eval
 from .reports import compare, export_trec, report
 
 HELP = ("Measure a RAG system question by question: found, grounded, right. Exit codes: 0 ok, "
@@ -66,7 +66,7 @@ app.command()(gate)
 app.command()(sweep)
 app.command()(compare)
 app.command("metrics")(metrics_cmd)
-app.command("trec-eval")(trec_eval)
+app.command("trec-eval", **TREC_EVAL_SETTINGS)(trec_eval)
 app.command("export-trec")(export_trec)
 app.command("judge-check")(judge_check_cmd)
 app.command()(report)

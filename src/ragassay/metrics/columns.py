@@ -29,8 +29,7 @@ from ..errors import InputError
 QRELS_COLUMNS = "qid iter docid grade"
 RUN_COLUMNS = "qid Q0 docid rank score tag"
 _CHUNK = 16 << 20  # bytes per chunk: bounds the temporary arrays, not the result
-_SPACE = np.zeros(256, dtype=bool)
-_SPACE[list(b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f")] = True  # ASCII whitespace of str.split
+_PAD = 256  # zero bytes after a chunk, so that a token of up to _PAD bytes is one slice
 
 
 @dataclass(frozen=True)
@@ -70,7 +69,7 @@ def read_table(path: str | Path, kind: str) -> Table:
             reader.lines(bytes(data).splitlines())
         else:
             for start, end in _chunks(data):
-                reader.chunk(np.frombuffer(data[start:end], dtype=np.uint8))
+                reader.chunk(data[start:end])
         return reader.table()
     finally:
         if isinstance(data, mmap.mmap):
@@ -120,25 +119,32 @@ class _Reader:
 
     # --- one chunk of bytes ---------------------------------------------------------------
 
-    def chunk(self, buf: np.ndarray) -> None:
-        space = _SPACE[buf]
-        edges = np.diff(np.concatenate(([True], space, [True])).view(np.int8))
-        starts = np.flatnonzero(edges == -1)  # a token starts where a space run ends
-        ends = np.flatnonzero(edges == 1)
-        breaks = np.flatnonzero((buf == 10) | ((buf == 13) & (np.append(buf[1:], 0) != 10)))
+    def chunk(self, data: bytes) -> None:
+        padded = np.frombuffer(data + bytes(_PAD), dtype=np.uint8)
+        buf = padded[:len(data)]
+        # ASCII whitespace of str.split: space, \t \n \v \f \r (9..13), \x1c..\x1f (28..31)
+        space = (buf == 32) | ((buf - np.uint8(9)) <= 4) | ((buf - np.uint8(28)) <= 3)
+        edges = np.flatnonzero(np.diff(np.concatenate(([True], space, [True])).view(np.int8)))
+        starts, ends = edges[0::2], edges[1::2]  # a token starts where a space run ends
+        if data.find(b"\r") < 0:
+            breaks = np.flatnonzero(buf == 10)
+        else:
+            breaks = np.flatnonzero((buf == 10) | ((buf == 13) & (np.append(buf[1:], 0) != 10)))
         base = self.lines_before
         self.lines_before += len(breaks)
         errors: list[tuple[int, InputError]] = []
-        if (buf >= 0x80).any():
-            error = self._utf8_error(buf, breaks, base)
+        if not data.isascii():
+            error = self._utf8_error(data, buf, breaks, base)
             if error is not None:
                 errors.append(error)
-        token_line = np.searchsorted(breaks, starts)  # 0-based line within the chunk
-        first = np.flatnonzero(np.diff(token_line, prepend=-1))
-        count = np.diff(np.append(first, len(starts)))
+        # line k of the chunk holds the tokens from line_first[k] to line_first[k + 1]
+        line_first = np.concatenate(([0], np.searchsorted(starts, breaks), [len(starts)]))
+        count = np.diff(line_first)
+        line = np.flatnonzero(count)  # not blank
+        first, count = line_first[line], count[line]
+        line += base + 1
         keep = buf[starts[first]] != ord("#")
-        first, count = first[keep], count[keep]
-        line = token_line[first] + base + 1
+        first, count, line = first[keep], count[keep], line[keep]
         bad = (count < self.expected) if self.kind == "run" else (count != self.expected)
         if bad.any():
             i = int(np.argmax(bad))
@@ -146,10 +152,10 @@ class _Reader:
                 self.path, f"expected {self.expected} columns '{self.columns}', "
                            f"got {int(count[i])}", line=int(line[i]))))
             first, line = first[:i], line[:i]
-        qid = _strings(buf, starts[first], ends[first])
-        docid = _strings(buf, starts[first + 2], ends[first + 2])
+        qid = _strings(padded, starts[first], ends[first])
+        docid = _strings(padded, starts[first + 2], ends[first + 2])
         at = first + self.value_at
-        value, error = self._numbers(_strings(buf, starts[at], ends[at]), line)
+        value, error = self._numbers(_token_matrix(padded, starts[at], ends[at]), line)
         if error is not None:
             errors.append(error)
         k = len(value)
@@ -159,10 +165,10 @@ class _Reader:
             self._duplicates(before=line_no)
             raise exc
 
-    def _utf8_error(self, buf: np.ndarray, breaks: np.ndarray, base: int
+    def _utf8_error(self, data: bytes, buf: np.ndarray, breaks: np.ndarray, base: int
                     ) -> tuple[int, InputError] | None:
         try:
-            buf.tobytes().decode("utf-8")
+            data.decode("utf-8")
         except UnicodeDecodeError as exc:
             at = exc.start
             i = int(np.searchsorted(breaks, at))  # the line holding byte `at`
@@ -176,14 +182,19 @@ class _Reader:
                                                f"at column {column + 1})", line=line)
         return None
 
-    def _numbers(self, texts: np.ndarray, line: np.ndarray
+    def _numbers(self, chars: np.ndarray, line: np.ndarray
                  ) -> tuple[np.ndarray, tuple[int, InputError] | None]:
-        """The grade or score column as float64, and the first line whose text is not a
-        finite number (a score) or not an integer (a grade), if any."""
-        try:
-            values = texts.astype(np.float64)
-        except (ValueError, UnicodeDecodeError):  # numpy refused one: Python's float decides
-            values = np.array([_python_float(t) for t in texts.tolist()], dtype=np.float64)
+        """The grade or score column (tokens as :func:`_token_matrix` rows) as float64, and
+        the first line whose text is not a finite number (a score) or not an integer (a
+        grade), if any."""
+        texts = chars.view(f"S{chars.shape[1]}").ravel()
+        values, fast = _decimals(chars)
+        if not fast.all():
+            rest = np.flatnonzero(~fast)
+            try:
+                values[rest] = texts[rest].astype(np.float64)
+            except (ValueError, UnicodeDecodeError):  # numpy refused one: Python decides
+                values[rest] = [_python_float(t) for t in texts[rest].tolist()]
         ok = np.isfinite(values)
         if self.kind == "qrels":
             ok &= values == np.floor(np.where(ok, values, 0))
@@ -228,7 +239,8 @@ class _Reader:
             return
         qid, docid, text, line = zip(*rows, strict=True)
         line_arr = np.array(line, dtype=np.int64)
-        values, error = self._numbers(_encode(text), line_arr)
+        texts = _encode(text)
+        values, error = self._numbers(texts.view(np.uint8).reshape(len(texts), -1), line_arr)
         self.parts.append((_encode(qid), _encode(docid), values, line_arr[:len(values)]))
         rows.clear()
         if error is not None:
@@ -270,16 +282,56 @@ def _python_float(text: bytes) -> float:
         return math.nan
 
 
-def _strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """The tokens buf[starts[i]:ends[i]] as an ``S`` array (width a multiple of 8, so the
-    ids can be read as 64-bit words for hashing)."""
+def _token_matrix(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The tokens buf[starts[i]:ends[i]] as rows of a zero-padded uint8 matrix whose width
+    is a multiple of 8 (so ids can be read as 64-bit words for hashing). ``buf`` ends with
+    :data:`_PAD` zero bytes, so a row can be copied whole from a sliding window."""
     lengths = ends - starts
-    width = max(8, -(-int(lengths.max()) // 8) * 8) if len(lengths) else 8
-    out = np.zeros((len(starts), width), dtype=np.uint8)
-    for j in range(int(lengths.max()) if len(lengths) else 0):
-        inside = lengths > j
-        out[inside, j] = buf[starts[inside] + j]
-    return out.view(f"S{width}").ravel()
+    longest = int(lengths.max()) if len(lengths) else 0
+    width = max(8, -(-longest // 8) * 8)
+    if width <= _PAD:
+        out = np.lib.stride_tricks.sliding_window_view(buf, width)[starts]
+    else:  # a token longer than the padding: gather it byte by byte
+        out = buf[np.minimum(starts[:, None] + np.arange(width), len(buf) - 1)]
+    out[np.arange(width) >= lengths[:, None]] = 0
+    return out
+
+
+def _strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The tokens buf[starts[i]:ends[i]] as an ``S`` array (see :func:`_token_matrix`)."""
+    out = _token_matrix(buf, starts, ends)
+    return out.view(f"S{out.shape[1]}").ravel()
+
+
+_POW10 = np.array([1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13,
+                   1e14, 1e15])
+
+
+def _decimals(chars: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Values of the tokens written ``[+-]digits[.digits]`` with 1 to 15 digits, and which
+    tokens are so written (the others are left to numpy's and Python's parsers).
+
+    Exactly what ``float()`` gives: the digits form an integer below 2**53 and a power of
+    ten up to 1e15 is exact, so their quotient is the correctly rounded value (Clinger's
+    fast path of strtod)."""
+    digit = chars - np.uint8(48)
+    is_digit = digit <= 9
+    is_dot = chars == 46
+    signed = (chars[:, 0] == 45) | (chars[:, 0] == 43)
+    other = ~is_digit & ~is_dot & (chars != 0)
+    other[:, 0] &= ~signed
+    digits = is_digit.sum(axis=1)
+    dots = is_dot.sum(axis=1)
+    fast = ~other.any(axis=1) & (dots <= 1) & (digits >= 1) & (digits <= 15)
+    mantissa = np.zeros(len(chars), dtype=np.int64)
+    for j in range(chars.shape[1]):
+        if not is_digit[:, j].any():
+            continue
+        mantissa = np.where(is_digit[:, j], mantissa * 10 + digit[:, j], mantissa)
+    after_dot = np.cumsum(is_dot, axis=1, dtype=np.int8) > 0
+    fraction = np.where(fast, (is_digit & after_dot).sum(axis=1), 0)
+    values = mantissa / _POW10[fraction]
+    return np.where(chars[:, 0] == 45, -values, values), fast
 
 
 def _encode(values: object) -> np.ndarray:
@@ -324,6 +376,9 @@ def duplicate_rows(qid: np.ndarray, docid: np.ndarray) -> np.ndarray:
     _, (codes,) = qid_codes(qid)
     width = max(docid.dtype.itemsize, 8)
     h = pair_hash(codes, docid, width)
+    ordered = np.sort(h)
+    if not bool((ordered[1:] == ordered[:-1]).any()):
+        return np.array([], dtype=np.int64)  # the usual case, found without an argsort
     order = np.argsort(h, kind="stable")
     hs = h[order]
     same = np.flatnonzero(hs[1:] == hs[:-1])
@@ -410,12 +465,12 @@ def rank_rows(qcode: np.ndarray, score: np.ndarray, docid: np.ndarray) -> np.nda
     n = len(qcode)
     if n < 2:
         return np.arange(n)
-    dq, ds = np.diff(qcode), np.diff(score)
-    if bool(((dq > 0) | ((dq == 0) & (ds <= 0))).all()):
-        order = np.arange(n)  # already ranked (the usual run file), up to ties
-    else:
-        order = np.lexsort((-score, qcode))
+    order = _blocks_by_query(qcode)  # a run file lists each query's rows together
     q, s = qcode[order], score[order]
+    dq, ds = np.diff(q), np.diff(s)
+    if not bool(((dq > 0) | ((dq == 0) & (ds <= 0))).all()):  # not ranked by score yet
+        order = np.lexsort((-score, qcode))
+        q, s = qcode[order], score[order]
     tied = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
     if not tied.any():
         return order
@@ -429,6 +484,21 @@ def rank_rows(qcode: np.ndarray, score: np.ndarray, docid: np.ndarray) -> np.nda
     within = np.lexsort((-doc_rank.astype(np.int64), group))
     order[idx] = order[idx][within]
     return order
+
+
+def _blocks_by_query(qcode: np.ndarray) -> np.ndarray:
+    """The permutation that sorts the blocks of equal codes by code, each block's rows kept
+    in their order (the usual file lists a query's documents together, ranked)."""
+    n = len(qcode)
+    start = np.concatenate(([0], np.flatnonzero(qcode[1:] != qcode[:-1]) + 1))
+    codes = qcode[start]
+    if bool((codes[1:] >= codes[:-1]).all()):
+        return np.arange(n)
+    size = np.diff(np.append(start, n))
+    by_code = np.argsort(codes, kind="stable")
+    start, size = start[by_code], size[by_code]
+    new_start = np.cumsum(size) - size
+    return np.repeat(start - new_start, size) + np.arange(n)
 
 
 def block_starts(sorted_codes: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:

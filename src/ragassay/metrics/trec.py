@@ -19,7 +19,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..atomic import write_text
 from .columns import Table, join, read_table, relevance_rows
 from .ir import Qrels, Run, kernel_values, qrels_table, rank_documents, run_table, sum_in_order
 from .kernels import Relevance
@@ -48,6 +47,8 @@ def read_run(path: str | Path) -> dict[str, dict[str, float]]:
 
 def write_qrels(qrels: Qrels, path: str | Path) -> None:
     """Write qrels as ``qid 0 docid grade`` lines, queries and documents in sorted order."""
+    from ..atomic import write_text  # not at import: `ragassay trec-eval` starts without it
+
     write_text(path, "".join(f"{qid} 0 {docid} {int(qrels[qid][docid])}\n"
                              for qid in sorted(qrels, key=str)
                              for docid in sorted(qrels[qid], key=str)))
@@ -60,6 +61,8 @@ def write_run(run: Run, path: str | Path, *, tag: str = "ragassay") -> None:
     trec_eval reads them). A query given as a ranked list of doc ids gets the scores
     n, n - 1, ..., 1, so reading the file back gives the same ranking.
     """
+    from ..atomic import write_text
+
     if not tag or any(c.isspace() for c in tag):
         raise ValueError(f"run tag must be one non-empty word, got {tag!r}")
     lines = []
