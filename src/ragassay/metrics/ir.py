@@ -23,13 +23,13 @@ trec_eval's rules (``tests/differential`` checks them against pytrec_eval):
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Literal
 
 import numpy as np
 
 from .columns import Table, _encode, duplicate_rows, join, relevance_rows
-from .kernels import Relevance
+from .kernels import Relevance, _pad
 from .measures import (
     Measure,
     MeasureInfo,
@@ -180,7 +180,78 @@ def _score_columns(
     measures: Sequence[Measure],
     keep_order: bool,
 ) -> dict[str, list[float]]:
-    """One list of per-query values per measure, for the queries in ``qids``."""
+    """One list of per-query values per measure, for the queries in ``qids``.
+
+    The usual input, {qid: {doc: score}} with finite numbers, takes no sort: every measure
+    reads only the ranks of the relevant documents (grade >= 1; a lower grade counts as 0),
+    and a relevant document's rank is 1 + the number of its query's documents scored above
+    it. A query where a relevant document's score is tied is ranked by
+    :func:`rank_documents` (ties by doc id). Anything else (lists, bad scores,
+    ``keep_order``) takes the query-by-query path, which names the bad query."""
+    entries = [run[q] for q in qids]
+    if keep_order or not all(isinstance(e, Mapping) for e in entries):
+        return _score_columns_by_query(qrels, run, qids, measures, keep_order)
+    judged = [qrels[q] for q in qids]
+    depths = np.fromiter(map(len, entries), dtype=np.int64, count=len(entries))
+    total = int(depths.sum())
+    rel_row: list[int] = []
+    rel_score: list[float] = []
+    rel_grade: list[float] = []
+    ideal_rows: list[list[int]] = []
+    try:
+        scores = np.fromiter(chain.from_iterable(e.values() for e in entries),  # type: ignore[union-attr]
+                             dtype=np.float64, count=total)
+        for i, (judgments, entry) in enumerate(zip(judged, entries, strict=True)):
+            relevant = [(d, g) for d, g in judgments.items() if g >= 1]
+            ideal_rows.append(sorted((g for _, g in relevant), reverse=True))
+            for d, g in relevant:
+                if d in entry:
+                    rel_row.append(i)
+                    rel_score.append(entry[d])  # type: ignore[call-overload]
+                    rel_grade.append(g)
+    except (TypeError, ValueError):
+        return _score_columns_by_query(qrels, run, qids, measures, keep_order)
+    if not np.isfinite(scores).all():
+        return _score_columns_by_query(qrels, run, qids, measures, keep_order)
+    n = len(entries)
+    width = max(1, int(depths.max()) if n else 0)
+    if total == n * width:
+        score_m = scores.reshape(n, width)
+    else:  # padded with -inf, which no score is below
+        score_m = np.full((n, width), -np.inf)
+        score_m[np.repeat(np.arange(n), depths),
+                np.arange(total) - np.repeat(np.cumsum(depths) - depths, depths)] = scores
+    rows = np.asarray(rel_row, dtype=np.int64)
+    at = np.asarray(rel_score, dtype=np.float64)
+    rank = np.zeros(len(rows), dtype=np.int64)
+    tied = np.zeros(len(rows), dtype=bool)
+    step = max(1, 4_000_000 // width)  # bounds the (relevant, width) comparison matrix
+    for lo in range(0, len(rows), step):
+        block, s = score_m[rows[lo:lo + step]], at[lo:lo + step, None]
+        rank[lo:lo + step] = (block > s).sum(axis=1)
+        tied[lo:lo + step] = (block == s).sum(axis=1) > 1
+    ranked = np.zeros((n, width))
+    ranked[rows, rank] = rel_grade
+    for i in np.unique(rows[tied]).tolist():  # ties: the doc-id order decides
+        ranking = rank_documents(entries[i])  # type: ignore[arg-type]
+        ranked[i] = 0.0
+        ranked[i, :len(ranking)] = [judged[i].get(d, 0) for d in ranking]
+    num_rel = [len(r) for r in ideal_rows]
+    relevance = Relevance(ranked, _pad(list(chain.from_iterable(ideal_rows)), num_rel),
+                          np.asarray(num_rel, dtype=np.float64))
+    values = kernel_values(relevance, measures)
+    return {name: column.tolist() for name, column in values.items()}
+
+
+def _score_columns_by_query(
+    qrels: Qrels,
+    run: Run,
+    qids: Sequence[str],
+    measures: Sequence[Measure],
+    keep_order: bool,
+) -> dict[str, list[float]]:
+    """:func:`_score_columns` query by query (lists of doc ids, ``keep_order``, and the
+    input whose errors name the query)."""
     grades: list[int] = []
     depths: list[int] = []
     ideal: list[int] = []
