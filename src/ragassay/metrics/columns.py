@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
+from .kernels import Relevance, _pad
 
 QRELS_COLUMNS = "qid iter docid grade"
 RUN_COLUMNS = "qid Q0 docid rank score tag"
@@ -490,6 +491,8 @@ def _blocks_by_query(qcode: np.ndarray) -> np.ndarray:
     """The permutation that sorts the blocks of equal codes by code, each block's rows kept
     in their order (the usual file lists a query's documents together, ranked)."""
     n = len(qcode)
+    if n < 2:
+        return np.arange(n)
     start = np.concatenate(([0], np.flatnonzero(qcode[1:] != qcode[:-1]) + 1))
     codes = qcode[start]
     if bool((codes[1:] >= codes[:-1]).all()):
@@ -510,66 +513,122 @@ def block_starts(sorted_codes: np.ndarray, count: int) -> tuple[np.ndarray, np.n
 @dataclass(frozen=True)
 class Joined:
     """A run joined with its qrels. ``qids``: the distinct ids of both (``S``, sorted, so a
-    code is also trec_eval's query order); run rows ranked (code ascending, then rank), with
-    each row's grade (0 unjudged) and whether it is judged; qrels rows with their codes."""
+    code is also trec_eval's query order); per code: judged, in the run, number of run rows;
+    the judged run rows (code, grade, rank from 0 in trec_eval's order); the qrels rows."""
 
     qids: np.ndarray
-    judged_query: np.ndarray  # per code: has a judgment
-    in_run: np.ndarray  # per code: has a run row (an empty ranking counts when ``given``)
-    run_q: np.ndarray
-    run_grade: np.ndarray
-    run_judged: np.ndarray
+    judged_query: np.ndarray
+    in_run: np.ndarray
+    size: np.ndarray
+    hit_q: np.ndarray
+    hit_grade: np.ndarray
+    hit_rank: np.ndarray
     qrels_q: np.ndarray
     qrels_grade: np.ndarray
 
 
 def join(qrels: Table, run: Table, *, keep_order: bool = False,
          run_queries: np.ndarray | None = None) -> Joined:
-    """Rank ``run`` (see :func:`rank_rows`; ``keep_order``: rows in the order given, grouped
-    by query) and look up each row's grade in ``qrels``. ``run_queries`` adds ids of queries
-    present in the run with an empty ranking."""
+    """Look up each run row's grade in ``qrels`` and rank the judged rows within their
+    query (see :func:`rank_rows`; ``keep_order``: the rows' order is the ranking).
+    ``run_queries`` adds ids of queries present in the run with an empty ranking.
+
+    Only judged rows are ranked, each by counting its query's rows scored above it: no
+    measure reads the order of unjudged documents, so the run is not sorted (a query where
+    a judged row's score is tied is sorted, for the doc-id tie-break)."""
     extra = [] if run_queries is None else [run_queries]
     qids, codes = qid_codes(qrels.qid, run.qid, *extra)
     qrels_q, run_q = codes[0], codes[1]
-    if keep_order:
-        order = np.argsort(run_q, kind="stable")
-    else:
-        order = rank_rows(run_q, run.value, run.docid)
-    run_q, run_doc = run_q[order], run.docid[order]
-    grade, judged = grades_of(run_q, run_doc, qrels_q, qrels.docid, qrels.value)
-    in_run = np.bincount(run_q, minlength=len(qids)) > 0
+    n = len(qids)
+    grade, judged = grades_of(run_q, run.docid, qrels_q, qrels.docid, qrels.value)
+    hits = np.flatnonzero(judged)
+    rank = _ranks(run_q, run.value, run.docid, hits, n, keep_order)
+    size = np.bincount(run_q, minlength=n)
+    in_run = size > 0
     if extra:
         in_run[codes[2]] = True
-    return Joined(qids, np.bincount(qrels_q, minlength=len(qids)) > 0, in_run, run_q, grade,
-                  judged, qrels_q, qrels.value)
+    return Joined(qids, np.bincount(qrels_q, minlength=n) > 0, in_run, size, run_q[hits],
+                  grade[hits], rank, qrels_q, qrels.value)
+
+
+def _ranks(run_q: np.ndarray, score: np.ndarray, docid: np.ndarray, rows: np.ndarray,
+           n: int, keep_order: bool) -> np.ndarray:
+    """The rank (from 0) of each of ``rows`` within its query, in trec_eval's order."""
+    order = (np.argsort(run_q, kind="stable") if keep_order else _blocks_by_query(run_q))
+    grouped = run_q[order]
+    first, size = block_starts(grouped, n)
+    width = int(size.max()) if len(size) else 0
+    if keep_order or n * width > 4 * len(run_q) + 4096:  # the positions in a full sort
+        if not keep_order:
+            order = rank_rows(run_q, score, docid)
+        position = np.empty(len(run_q), dtype=np.int64)
+        position[order] = np.arange(len(run_q)) - first[run_q[order]]
+        return position[rows]
+    scores = np.full((n, max(width, 1)), -np.inf)  # no finite score is below -inf
+    scores[grouped, np.arange(len(run_q)) - first[grouped]] = score[order]
+    q, s = run_q[rows], score[rows]
+    rank = np.zeros(len(rows), dtype=np.int64)
+    tied = np.zeros(len(rows), dtype=bool)
+    step = max(1, 4_000_000 // max(width, 1))  # bounds the (rows, width) comparison
+    for lo in range(0, len(rows), step):
+        block, at = scores[q[lo:lo + step]], s[lo:lo + step, None]
+        rank[lo:lo + step] = (block > at).sum(axis=1)
+        tied[lo:lo + step] = (block == at).sum(axis=1) > 1
+    if tied.any():  # sort the queries with ties, to break them by doc id
+        ties = np.zeros(n, dtype=bool)
+        ties[q[tied]] = True
+        sub = np.flatnonzero(ties[run_q])
+        sub_order = sub[rank_rows(run_q[sub], score[sub], docid[sub])]
+        sub_first, _ = block_starts(run_q[sub_order], n)
+        position = np.empty(len(run_q), dtype=np.int64)
+        position[sub_order] = np.arange(len(sub)) - sub_first[run_q[sub_order]]
+        redo = ties[q]
+        rank[redo] = position[rows[redo]]
+    return rank
 
 
 def relevance_rows(j: Joined, evaluated: np.ndarray, *, level: float = 1,
                    max_docs: int | None = None, judged_only: bool = False,
-                   graded: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """What :meth:`~ragassay.metrics.kernels.Relevance.from_flat` reads, for the query codes
-    ``evaluated`` (ascending): ranked grades, depths, ideal grades, numbers relevant.
+                   graded: bool = True) -> tuple[Relevance, np.ndarray, np.ndarray, np.ndarray]:
+    """The :class:`~ragassay.metrics.kernels.Relevance` matrix of the query codes
+    ``evaluated`` (ascending), and per query the number retrieved, relevant, and relevant
+    retrieved.
 
     ``max_docs`` keeps each query's top documents (trec_eval ``-M``), then ``judged_only``
     drops the unjudged and negatively judged ones (``-J``); a grade below ``level`` counts 0
-    (``-l``) unless ``graded`` (nDCG keeps every positive grade as gain, as trec_eval)."""
+    (``-l``) unless ``graded`` (nDCG keeps every positive grade as gain, as trec_eval). Only
+    grades >= 1 are written into the matrix: every kernel reads a lower grade as 0."""
     n = len(j.qids)
     chosen = np.zeros(n, dtype=bool)
     chosen[evaluated] = True
-    keep = chosen[j.run_q]
+    q, g, r = j.hit_q, j.hit_grade, j.hit_rank
+    keep = chosen[q]
+    depth = j.size if max_docs is None else np.minimum(j.size, max_docs)
     if max_docs is not None:
-        first, _ = block_starts(j.run_q, n)
-        keep &= (np.arange(len(j.run_q)) - first[j.run_q]) < max_docs
-    if judged_only:
-        keep &= j.run_judged & (j.run_grade >= 0)
-    run_q, grades = j.run_q[keep], j.run_grade[keep]
+        keep &= r < max_docs
+    if judged_only:  # trec_eval drops a negative grade with the unjudged documents
+        keep &= g >= 0
+    q, g, r = q[keep], g[keep], r[keep]
+    if judged_only:  # ranks among the documents kept
+        by_rank = np.lexsort((r, q))
+        q, g = q[by_rank], g[by_rank]
+        first, _ = block_starts(q, n)
+        r = np.arange(len(q)) - first[q]
+        depth = np.bincount(q, minlength=n)
     qrels_grade = j.qrels_grade
     if not graded:
-        grades = np.where(grades >= level, grades, 0.0)
+        g = np.where(g >= level, g, 0.0)
         qrels_grade = np.where(qrels_grade >= level, qrels_grade, 0.0)
+    row = np.full(n, -1, dtype=np.int64)
+    row[evaluated] = np.arange(len(evaluated))
+    depths = depth[evaluated]
+    matrix = np.zeros((len(evaluated), max(1, int(depths.max()) if len(depths) else 0)))
+    found = g >= 1
+    matrix[row[q[found]], r[found]] = g[found]
     rel = chosen[j.qrels_q] & (qrels_grade >= 1)
     rel_q, rel_g = j.qrels_q[rel], qrels_grade[rel]
     ideal = rel_g[np.lexsort((-rel_g, rel_q))]
-    depths = np.bincount(run_q, minlength=n)[evaluated]
     num_rel = np.bincount(rel_q, minlength=n)[evaluated]
-    return grades, depths, ideal, num_rel
+    relevance = Relevance(matrix, _pad(ideal, num_rel), num_rel.astype(np.float64))
+    return (relevance, depths, num_rel,
+            np.bincount(row[q[found]], minlength=len(evaluated)).astype(np.int64))

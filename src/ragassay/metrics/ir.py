@@ -396,8 +396,7 @@ def _evaluate_tables(qrels: Table, run: Table, measures: Sequence[Measure], keep
     judged = np.flatnonzero(j.judged_query)
     evaluated = judged[j.in_run[judged]]
     shown = judged if missing_queries == "zero" else evaluated
-    grades, depths, ideal, num_rel = relevance_rows(j, evaluated)
-    values = kernel_values(Relevance.from_flat(grades, depths, ideal, num_rel), measures)
+    values = kernel_values(relevance_rows(j, evaluated)[0], measures)
     at = np.searchsorted(shown, evaluated)
     qids = [q.decode() for q in j.qids[shown].tolist()]
     names = [str(m) for m in measures]

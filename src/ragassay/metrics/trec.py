@@ -21,7 +21,6 @@ import numpy as np
 
 from .columns import Table, join, read_table, relevance_rows
 from .ir import Qrels, Run, kernel_values, qrels_table, rank_documents, run_table, sum_in_order
-from .kernels import Relevance
 from .measures import Measure, parse_measure
 
 
@@ -239,20 +238,17 @@ def trec_eval_text(
     if not len(evaluated):
         raise ValueError("no query has both judgments and results")
     cut = {"max_docs": max_docs, "judged_only": judged_only}
-    grades, depths, _, num_rel = relevance_rows(j, shown, level=level, graded=False, **cut)
+    _, depths, num_rel, rel_ret = relevance_rows(j, shown, level=level, graded=False, **cut)
     counts = {"num_q": np.ones(len(shown), dtype=np.int64), "num_ret": depths,
-              "num_rel": num_rel,
-              "num_rel_ret": np.bincount(np.repeat(np.arange(len(shown)), depths),
-                                         weights=grades >= 1, minlength=len(shown)
-                                         ).astype(np.int64)}
+              "num_rel": num_rel, "num_rel_ret": rel_ret}
     values: dict[str, np.ndarray] = {}
     scored = [m for m in measures if not isinstance(m, str)]
     at = np.searchsorted(shown, evaluated)
     for graded in (True, False):
         chosen = [m for m in scored if (m.name == "ndcg") == graded]
         if chosen:
-            rows = relevance_rows(j, evaluated, level=level, graded=graded, **cut)
-            for name, column in kernel_values(Relevance.from_flat(*rows), chosen).items():
+            relevance = relevance_rows(j, evaluated, level=level, graded=graded, **cut)[0]
+            for name, column in kernel_values(relevance, chosen).items():
                 values[name] = np.zeros(len(shown))
                 values[name][at] = column
     columns = [(m, counts[m] if isinstance(m, str) else values[str(m)]) for m in measures]
