@@ -339,34 +339,32 @@ def _encode(values: object) -> np.ndarray:
     """Ids of any kind (str, bytes, numbers; a list, array or data-frame column) as a
     UTF-8 ``S`` array whose width is a multiple of 8."""
     arr = np.asarray(values)
-    if arr.dtype.kind != "S":
-        if arr.dtype.kind != "U":
-            arr = arr.astype(str)
-        try:
-            arr = arr.astype("S")
-        except UnicodeEncodeError:
-            arr = np.char.encode(arr, "utf-8")
-    width = max(8, -(-arr.dtype.itemsize // 8) * 8)
-    return arr.astype(f"S{width}")
+    if arr.dtype.kind not in "SU":
+        arr = arr.astype(str)
+    if arr.dtype.kind == "S":
+        return arr.astype(f"S{max(8, -(-arr.dtype.itemsize // 8) * 8)}")
+    width = max(1, arr.dtype.itemsize // 4)
+    points = np.ascontiguousarray(arr, dtype=f"U{width}").view(np.uint32).reshape(len(arr), width)
+    if points.size and int(points.max()) >= 0x80:  # not ASCII: UTF-8 takes 1 to 4 bytes
+        encoded = np.char.encode(arr, "utf-8")
+        return encoded.astype(f"S{max(8, -(-encoded.dtype.itemsize // 8) * 8)}")
+    out = np.zeros((len(arr), max(8, -(-points.shape[1] // 8) * 8)), dtype=np.uint8)
+    out[:, :points.shape[1]] = points  # ASCII: one byte per code point (numpy's own cast
+    return out.view(f"S{out.shape[1]}").ravel()  # to bytes is 30x slower)
 
 
 # --- keys: ids as integers --------------------------------------------------------------
 
 
-def _words(ids: np.ndarray, width: int) -> np.ndarray:
-    """(n, width / 8) uint64 words of an ``S`` array padded to ``width`` bytes."""
-    if ids.dtype.itemsize != width:
-        ids = ids.astype(f"S{width}")
-    return np.ascontiguousarray(ids).view(np.uint64).reshape(len(ids), width // 8)
-
-
-def pair_hash(qcode: np.ndarray, docid: np.ndarray, width: int) -> np.ndarray:
-    """A 64-bit hash of (query code, document id); equal pairs hash equal."""
+def pair_hash(qcode: np.ndarray, docid: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of (query code, document id); equal pairs hash equal, whatever the
+    width of the ``S`` arrays (a multiple of 8): all-zero words, the padding, are skipped."""
+    words = np.ascontiguousarray(docid).view(np.uint64).reshape(len(docid), -1)
     with np.errstate(over="ignore"):
         h = qcode.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-        for col in _words(docid, width).T:
-            h = (h ^ col) * np.uint64(0x100000001B3)
-            h ^= h >> np.uint64(29)
+        for col in words.T:
+            mixed = (h ^ col) * np.uint64(0x100000001B3)
+            h = np.where(col != 0, mixed ^ (mixed >> np.uint64(29)), h)
     return h
 
 
@@ -375,8 +373,7 @@ def duplicate_rows(qid: np.ndarray, docid: np.ndarray) -> np.ndarray:
     if len(qid) < 2:
         return np.array([], dtype=np.int64)
     _, (codes,) = qid_codes(qid)
-    width = max(docid.dtype.itemsize, 8)
-    h = pair_hash(codes, docid, width)
+    h = pair_hash(codes, docid)
     ordered = np.sort(h)
     if not bool((ordered[1:] == ordered[:-1]).any()):
         return np.array([], dtype=np.int64)  # the usual case, found without an argsort
@@ -420,23 +417,21 @@ def grades_of(run_q: np.ndarray, run_doc: np.ndarray, qrels_q: np.ndarray,
               qrels_doc: np.ndarray, grade: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For each run row, the grade of its (query, document) in the qrels (0 when unjudged)
     and whether it is judged. Queries are given as codes of one :func:`qid_codes` call."""
-    width = max(run_doc.dtype.itemsize, qrels_doc.dtype.itemsize, 8)
     judged = np.zeros(len(run_q), dtype=bool)
     found = np.zeros(len(run_q), dtype=np.float64)
     if not len(qrels_q) or not len(run_q):
         return found, judged
-    qh = pair_hash(qrels_q, qrels_doc, width)
+    qh = pair_hash(qrels_q, qrels_doc)
     order = np.argsort(qh)
     sorted_h = qh[order]
     if bool((sorted_h[1:] == sorted_h[:-1]).any()):  # a collision (files have no duplicate)
         return _grades_exact(run_q, run_doc, qrels_q, qrels_doc, grade)
-    rh = pair_hash(run_q, run_doc, width)
+    rh = pair_hash(run_q, run_doc)
     pos = np.minimum(np.searchsorted(sorted_h, rh), len(sorted_h) - 1)
     hit = sorted_h[pos] == rh
     cand = order[pos[hit]]
     rows = np.flatnonzero(hit)
-    same = (qrels_q[cand] == run_q[rows]) & (
-        qrels_doc[cand].astype(f"S{width}") == run_doc[rows].astype(f"S{width}"))
+    same = (qrels_q[cand] == run_q[rows]) & (qrels_doc[cand] == run_doc[rows])
     if not bool(same.all()):
         return _grades_exact(run_q, run_doc, qrels_q, qrels_doc, grade)
     judged[rows] = True
