@@ -413,35 +413,35 @@ def qid_codes(*columns: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
     return distinct, codes
 
 
-def grades_of(run_q: np.ndarray, run_doc: np.ndarray, qrels_q: np.ndarray,
-              qrels_doc: np.ndarray, grade: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each run row, the grade of its (query, document) in the qrels (0 when unjudged)
-    and whether it is judged. Queries are given as codes of one :func:`qid_codes` call."""
-    judged = np.zeros(len(run_q), dtype=bool)
-    found = np.zeros(len(run_q), dtype=np.float64)
+def judged_rows(run_q: np.ndarray, run_doc: np.ndarray, qrels_q: np.ndarray,
+                qrels_doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The (run row, qrels row) pairs of the same (query, document), run rows ascending.
+    Queries are codes of one :func:`qid_codes` call; neither side repeats a pair.
+
+    The run's pair hashes are sorted once and each judgment is looked up in them (a run
+    has ~100x more rows than judgments); the ids of every match are compared, and a hash
+    collision falls back to comparing sorted bytes."""
+    none = np.array([], dtype=np.int64)
     if not len(qrels_q) or not len(run_q):
-        return found, judged
-    qh = pair_hash(qrels_q, qrels_doc)
-    order = np.argsort(qh)
-    sorted_h = qh[order]
-    if bool((sorted_h[1:] == sorted_h[:-1]).any()):  # a collision (files have no duplicate)
-        return _grades_exact(run_q, run_doc, qrels_q, qrels_doc, grade)
+        return none, none
     rh = pair_hash(run_q, run_doc)
-    pos = np.minimum(np.searchsorted(sorted_h, rh), len(sorted_h) - 1)
-    hit = sorted_h[pos] == rh
-    cand = order[pos[hit]]
-    rows = np.flatnonzero(hit)
-    same = (qrels_q[cand] == run_q[rows]) & (qrels_doc[cand] == run_doc[rows])
-    if not bool(same.all()):
-        return _grades_exact(run_q, run_doc, qrels_q, qrels_doc, grade)
-    judged[rows] = True
-    found[rows] = grade[cand]
-    return found, judged
+    order = np.argsort(rh)
+    sorted_h = rh[order]
+    if bool((sorted_h[1:] == sorted_h[:-1]).any()):  # a collision (no pair repeats)
+        return _judged_rows_exact(run_q, run_doc, qrels_q, qrels_doc)
+    qh = pair_hash(qrels_q, qrels_doc)
+    pos = np.minimum(np.searchsorted(sorted_h, qh), len(sorted_h) - 1)
+    hit = np.flatnonzero(sorted_h[pos] == qh)
+    rows = order[pos[hit]]
+    if not bool(((run_q[rows] == qrels_q[hit]) & (run_doc[rows] == qrels_doc[hit])).all()):
+        return _judged_rows_exact(run_q, run_doc, qrels_q, qrels_doc)
+    by_row = np.argsort(rows)
+    return rows[by_row], hit[by_row]
 
 
-def _grades_exact(run_q: np.ndarray, run_doc: np.ndarray, qrels_q: np.ndarray,
-                  qrels_doc: np.ndarray, grade: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`grades_of` by sorting the documents' bytes (after a hash collision)."""
+def _judged_rows_exact(run_q: np.ndarray, run_doc: np.ndarray, qrels_q: np.ndarray,
+                       qrels_doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`judged_rows` by sorting the documents' bytes (after a hash collision)."""
     width = max(run_doc.dtype.itemsize, qrels_doc.dtype.itemsize, 8)
     docs, inverse = np.unique(np.concatenate([run_doc.astype(f"S{width}"),
                                               qrels_doc.astype(f"S{width}")]),
@@ -451,8 +451,8 @@ def _grades_exact(run_q: np.ndarray, run_doc: np.ndarray, qrels_q: np.ndarray,
     qk = qrels_q * n + inverse[len(run_q):]
     order = np.argsort(qk)
     pos = np.minimum(np.searchsorted(qk[order], rk), len(qk) - 1)
-    judged = qk[order][pos] == rk
-    return np.where(judged, grade[order[pos]], 0.0), judged
+    rows = np.flatnonzero(qk[order][pos] == rk)
+    return rows, order[pos[rows]]
 
 
 def rank_rows(qcode: np.ndarray, score: np.ndarray, docid: np.ndarray) -> np.ndarray:
@@ -535,15 +535,14 @@ def join(qrels: Table, run: Table, *, keep_order: bool = False,
     qids, codes = qid_codes(qrels.qid, run.qid, *extra)
     qrels_q, run_q = codes[0], codes[1]
     n = len(qids)
-    grade, judged = grades_of(run_q, run.docid, qrels_q, qrels.docid, qrels.value)
-    hits = np.flatnonzero(judged)
+    hits, judgment = judged_rows(run_q, run.docid, qrels_q, qrels.docid)
     rank = _ranks(run_q, run.value, run.docid, hits, n, keep_order)
     size = np.bincount(run_q, minlength=n)
     in_run = size > 0
     if extra:
         in_run[codes[2]] = True
     return Joined(qids, np.bincount(qrels_q, minlength=n) > 0, in_run, size, run_q[hits],
-                  grade[hits], rank, qrels_q, qrels.value)
+                  qrels.value[judgment], rank, qrels_q, qrels.value)
 
 
 def _ranks(run_q: np.ndarray, score: np.ndarray, docid: np.ndarray, rows: np.ndarray,

@@ -125,7 +125,8 @@ def evaluate(
     if q_cols is not None or r_cols is not None:
         return _evaluate_tables(qrels_table(qrels) if q_cols is None else q_cols,
                                 run_table(run) if r_cols is None else r_cols,
-                                measures, keep_order, missing_queries)
+                                measures, keep_order, missing_queries,
+                                None if r_cols is not None else _encode(list(run)))
     judged = sorted((q for q, judgments in qrels.items() if judgments), key=str)
     evaluated = [q for q in judged if q in run]
     zero = [q for q in judged if q not in run] if missing_queries == "zero" else []
@@ -388,11 +389,13 @@ def _check_table(t: Table, kind: str) -> None:
 
 
 def _evaluate_tables(qrels: Table, run: Table, measures: Sequence[Measure], keep_order: bool,
-                     missing_queries: MissingQueries
+                     missing_queries: MissingQueries, run_queries: np.ndarray | None
                      ) -> dict[str, dict[str, dict[str, float]] | dict[str, float | None]]:
+    """:func:`evaluate` from columns; ``run_queries``: the ids of a dict run, whose queries
+    with no document are in the run (columns cannot list such a query)."""
     _check_table(qrels, "qrels")
     _check_table(run, "run")
-    j = join(qrels, run, keep_order=keep_order)
+    j = join(qrels, run, keep_order=keep_order, run_queries=run_queries)
     judged = np.flatnonzero(j.judged_query)
     evaluated = judged[j.in_run[judged]]
     shown = judged if missing_queries == "zero" else evaluated
