@@ -131,8 +131,8 @@ def _source_from_sdist() -> Path | None:
 # --- timing -------------------------------------------------------------------------------
 
 
-def timed(cmd: list[str]) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS (MB) and stdout of one process."""
+def timed(cmd: list[str]) -> tuple[float, float, float, str]:
+    """Wall seconds, CPU seconds (user + system), peak RSS (MB) and stdout of one process."""
     with tempfile.TemporaryFile() as out:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE)
@@ -143,7 +143,8 @@ def timed(cmd: list[str]) -> tuple[float, float, str]:
         if proc.returncode != 0:
             raise RuntimeError(f"{cmd[0]} exited {proc.returncode}: {err.strip()[-300:]}")
         out.seek(0)
-        return seconds, usage.ru_maxrss / 1024, out.read().decode()
+        return (seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024,
+                out.read().decode())
 
 
 def commands(qrels: Path, run: Path, binary: Path | None) -> dict[str, list[str]]:
@@ -179,12 +180,14 @@ def main() -> None:
         qrels, run = make_files(n)
         tools = commands(qrels, run, binary)
         times: dict[str, list[float]] = {t: [] for t in tools}
+        cpu: dict[str, list[float]] = {t: [] for t in tools}
         rss: dict[str, float] = dict.fromkeys(tools, 0.0)
         outputs: dict[str, str] = {}
         for _ in range(args.repeats):
             for tool, cmd in tools.items():  # in turn, so load changes hit every tool
-                seconds, peak, text = timed(cmd)
+                seconds, cpu_s, peak, text = timed(cmd)
                 times[tool].append(seconds)
+                cpu[tool].append(cpu_s)
                 rss[tool] = max(rss[tool], peak)
                 outputs[tool] = text
         ours = outputs["ragassay"]
@@ -195,26 +198,28 @@ def main() -> None:
                     if line.split("\t")[0].strip() in PYTREC_SCRIPT)
             else:
                 same = outputs[tool] == ours
-            rows.append((n, tool, statistics.median(times[tool]), rss[tool], same,
-                         run.stat().st_size / 2**20))
+            rows.append((n, tool, statistics.median(times[tool]), statistics.median(cpu[tool]),
+                         rss[tool], same, run.stat().st_size / 2**20))
             print(f"  {n:>9,} queries  {tool:<12} {statistics.median(times[tool]):8.3f} s "
-                  f"{rss[tool]:8.0f} MB  {'same output' if same else 'OUTPUT DIFFERS'}",
-                  flush=True)
+                  f"{statistics.median(cpu[tool]):8.3f} s cpu {rss[tool]:8.0f} MB  "
+                  f"{'same output' if same else 'OUTPUT DIFFERS'}", flush=True)
     print()
     print(table(rows))
 
 
-def table(rows: list[tuple[int, str, float, float, bool, float]]) -> str:
-    """The Markdown table: time and peak RSS per tool, and each peer / ragassay."""
-    out = ["| queries × 100 docs (run file) | tool | median time | peak RSS | "
-           "time / ragassay's | RSS / ragassay's |", "|---|---|---|---|---|---|"]
-    ours = {n: (t, m) for n, tool, t, m, _, _ in rows if tool == "ragassay"}
-    for n, tool, t, m, same, size in rows:
+def table(rows: list[tuple[int, str, float, float, float, bool, float]]) -> str:
+    """The Markdown table: wall time, CPU time and peak RSS per tool, and each peer's
+    divided by ragassay's (above 1: ragassay is faster or smaller)."""
+    out = ["| queries × 100 docs (run file) | tool | median wall time | median CPU time | "
+           "peak RSS | wall / ragassay's | CPU / ragassay's | RSS / ragassay's |",
+           "|---|---|---|---|---|---|---|---|"]
+    ours = {n: (t, c, m) for n, tool, t, c, m, _, _ in rows if tool == "ragassay"}
+    for n, tool, t, c, m, same, size in rows:
         mark = "" if same else " (output differs)"
-        ratio_t = "—" if tool == "ragassay" else f"{t / ours[n][0]:.2f}x"
-        ratio_m = "—" if tool == "ragassay" else f"{m / ours[n][1]:.2f}x"
-        out.append(f"| {n:,} ({size:,.0f} MiB) | {tool}{mark} | {t:.2f} s | {m:,.0f} MB | "
-                   f"{ratio_t} | {ratio_m} |")
+        ratios = ["—"] * 3 if tool == "ragassay" else [
+            f"{v / base:.2f}x" for v, base in zip((t, c, m), ours[n], strict=True)]
+        out.append(f"| {n:,} ({size:,.0f} MiB) | {tool}{mark} | {t:.2f} s | {c:.2f} s | "
+                   f"{m:,.0f} MB | {' | '.join(ratios)} |")
     return "\n".join(out)
 
 

@@ -29,7 +29,7 @@ from .kernels import Relevance, _pad
 
 QRELS_COLUMNS = "qid iter docid grade"
 RUN_COLUMNS = "qid Q0 docid rank score tag"
-_CHUNK = 16 << 20  # bytes per chunk: bounds the temporary arrays, not the result
+_CHUNK = 4 << 20  # bytes per chunk: bounds the temporary arrays, not the result
 _PAD = 256  # zero bytes after a chunk, so that a token of up to _PAD bytes is one slice
 
 
@@ -249,8 +249,10 @@ class _Reader:
             raise error[1]
 
     def table(self) -> Table:
-        self._duplicates(before=None)
-        return self._joined()
+        t = self._joined()
+        self.parts = [(t.qid, t.docid, t.value, t.line)]  # one copy, not two
+        self._duplicates(before=None, t=t)
+        return t
 
     def _joined(self) -> Table:
         if not self.parts:
@@ -260,10 +262,10 @@ class _Reader:
         qid, docid, value, line = (np.concatenate(c) for c in zip(*self.parts, strict=True))
         return Table(qid, docid, value, line)
 
-    def _duplicates(self, before: int | None) -> None:
+    def _duplicates(self, before: int | None, t: Table | None = None) -> None:
         """Raise the error for the first line (before line ``before``) that repeats a
         (query, document) pair of an earlier line."""
-        t = self._joined()
+        t = self._joined() if t is None else t
         if before is not None:
             keep = t.line < before
             t = Table(t.qid[keep], t.docid[keep], t.value[keep], t.line[keep])

@@ -234,7 +234,7 @@ def _score_columns(
     ranked = np.zeros((n, width))
     ranked[rows, rank] = rel_grade
     for i in np.unique(rows[tied]).tolist():  # ties: the doc-id order decides
-        ranking = rank_documents(entries[i])  # type: ignore[arg-type]
+        ranking = rank_documents(entries[i])
         ranked[i] = 0.0
         ranked[i, :len(ranking)] = [judged[i].get(d, 0) for d in ranking]
     num_rel = [len(r) for r in ideal_rows]

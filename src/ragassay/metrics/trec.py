@@ -237,8 +237,8 @@ def trec_eval_text(
     shown = judged if complete else evaluated  # the queries of the means
     if not len(evaluated):
         raise ValueError("no query has both judgments and results")
-    cut = {"max_docs": max_docs, "judged_only": judged_only}
-    _, depths, num_rel, rel_ret = relevance_rows(j, shown, level=level, graded=False, **cut)
+    _, depths, num_rel, rel_ret = relevance_rows(j, shown, level=level, graded=False,
+                                                 max_docs=max_docs, judged_only=judged_only)
     counts = {"num_q": np.ones(len(shown), dtype=np.int64), "num_ret": depths,
               "num_rel": num_rel, "num_rel_ret": rel_ret}
     values: dict[str, np.ndarray] = {}
@@ -247,7 +247,8 @@ def trec_eval_text(
     for graded in (True, False):
         chosen = [m for m in scored if (m.name == "ndcg") == graded]
         if chosen:
-            relevance = relevance_rows(j, evaluated, level=level, graded=graded, **cut)[0]
+            relevance = relevance_rows(j, evaluated, level=level, graded=graded,
+                                       max_docs=max_docs, judged_only=judged_only)[0]
             for name, column in kernel_values(relevance, chosen).items():
                 values[name] = np.zeros(len(shown))
                 values[name][at] = column
