@@ -143,7 +143,7 @@ class _Reader:
         count = np.diff(line_first)
         line = np.flatnonzero(count)  # not blank
         first, count = line_first[line], count[line]
-        line += base + 1
+        line = (line + base + 1).astype(np.int32)  # 2**31 lines would be a 100 GB file
         keep = buf[starts[first]] != ord("#")
         first, count, line = first[keep], count[keep], line[keep]
         bad = (count < self.expected) if self.kind == "run" else (count != self.expected)
@@ -239,7 +239,7 @@ class _Reader:
         if not rows:
             return
         qid, docid, text, line = zip(*rows, strict=True)
-        line_arr = np.array(line, dtype=np.int64)
+        line_arr = np.array(line, dtype=np.int32)
         texts = _encode(text)
         values, error = self._numbers(texts.view(np.uint8).reshape(len(texts), -1), line_arr)
         self.parts.append((_encode(qid), _encode(docid), values, line_arr[:len(values)]))
@@ -249,8 +249,15 @@ class _Reader:
             raise error[1]
 
     def table(self) -> Table:
-        t = self._joined()
-        self.parts = [(t.qid, t.docid, t.value, t.line)]  # one copy, not two
+        parts, self.parts = self.parts, []
+        if not parts:
+            return self._joined()
+        joined = []
+        for i in range(4):  # column by column, each chunk's copy freed as it is joined
+            joined.append(np.concatenate([p[i] for p in parts]))
+            parts = [(*p[:i], None, *p[i + 1:]) for p in parts]  # type: ignore[misc]
+        t = Table(*joined)
+        self.parts = [(t.qid, t.docid, t.value, t.line)]
         self._duplicates(before=None, t=t)
         return t
 
@@ -258,7 +265,7 @@ class _Reader:
         if not self.parts:
             empty = np.array([], dtype="S1")
             return Table(empty, empty, np.array([], dtype=np.float64),
-                         np.array([], dtype=np.int64))
+                         np.array([], dtype=np.int32))
         qid, docid, value, line = (np.concatenate(c) for c in zip(*self.parts, strict=True))
         return Table(qid, docid, value, line)
 
