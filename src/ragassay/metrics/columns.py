@@ -20,6 +20,7 @@ import mmap
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +47,11 @@ class Table:
 
     def __len__(self) -> int:
         return len(self.value)
+
+    @cached_property
+    def pairs(self) -> np.ndarray:
+        """The 64-bit :func:`pair_hash` of each row's (qid, docid), computed once."""
+        return pair_hash(self.qid, self.docid)
 
 
 def read_table(path: str | Path, kind: str) -> Table:
@@ -276,7 +282,7 @@ class _Reader:
         if before is not None:
             keep = t.line < before
             t = Table(t.qid[keep], t.docid[keep], t.value[keep], t.line[keep])
-        repeat = duplicate_rows(t.qid, t.docid)
+        repeat = duplicate_rows(t)
         if len(repeat):
             i = int(repeat[np.argmin(t.line[repeat])])
             verb = "judged" if self.kind == "qrels" else "retrieved"
@@ -365,38 +371,37 @@ def _encode(values: object) -> np.ndarray:
 # --- keys: ids as integers --------------------------------------------------------------
 
 
-def pair_hash(qcode: np.ndarray, docid: np.ndarray) -> np.ndarray:
-    """A 64-bit hash of (query code, document id); equal pairs hash equal, whatever the
-    width of the ``S`` arrays (a multiple of 8): all-zero words, the padding, are skipped."""
-    words = np.ascontiguousarray(docid).view(np.uint64).reshape(len(docid), -1)
+def pair_hash(qid: np.ndarray, docid: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each (qid, docid) pair of ``S`` arrays; equal pairs hash equal,
+    whatever the arrays' widths (multiples of 8): all-zero words, the padding, are skipped."""
     with np.errstate(over="ignore"):
-        h = qcode.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-        for col in words.T:
-            mixed = (h ^ col) * np.uint64(0x100000001B3)
-            h = np.where(col != 0, mixed ^ (mixed >> np.uint64(29)), h)
+        h = np.full(len(qid), 0x9E3779B97F4A7C15, dtype=np.uint64)
+        for ids, salt in ((qid, 0x100000001B3), (docid, 0xC2B2AE3D27D4EB4F)):
+            words = np.ascontiguousarray(ids).view(np.uint64).reshape(len(ids), -1)
+            for col in words.T:
+                mixed = (h ^ col) * np.uint64(salt)
+                h = np.where(col != 0, mixed ^ (mixed >> np.uint64(29)), h)
+            h = (h ^ (h >> np.uint64(31))) * np.uint64(0xFF51AFD7ED558CCD)  # ends the qid
     return h
 
 
-def duplicate_rows(qid: np.ndarray, docid: np.ndarray) -> np.ndarray:
-    """Indices of the rows that repeat the (qid, docid) of an earlier row."""
-    if len(qid) < 2:
+def duplicate_rows(t: Table) -> np.ndarray:
+    """Indices of the rows of ``t`` that repeat the (qid, docid) of an earlier row."""
+    if len(t) < 2:
         return np.array([], dtype=np.int64)
-    _, (codes,) = qid_codes(qid)
-    h = pair_hash(codes, docid)
+    h = t.pairs
     ordered = np.sort(h)
     if not bool((ordered[1:] == ordered[:-1]).any()):
         return np.array([], dtype=np.int64)  # the usual case, found without an argsort
     order = np.argsort(h, kind="stable")
     hs = h[order]
     same = np.flatnonzero(hs[1:] == hs[:-1])
-    if not len(same):
-        return np.array([], dtype=np.int64)
     a, b = order[same], order[same + 1]
-    if bool(((codes[a] == codes[b]) & (docid[a] == docid[b])).all()):
+    if bool(((t.qid[a] == t.qid[b]) & (t.docid[a] == t.docid[b])).all()):
         return b  # stable: b is the later row of each equal pair
-    pairs = np.char.add(np.char.add(qid.astype(bytes), b"\0"), docid.astype(bytes))
+    pairs = np.char.add(np.char.add(t.qid.astype(bytes), b"\0"), t.docid.astype(bytes))
     _, first = np.unique(pairs, return_index=True)  # a hash collision: compare the bytes
-    later = np.ones(len(qid), dtype=bool)
+    later = np.ones(len(t), dtype=bool)
     later[first] = False
     return np.flatnonzero(later)
 
@@ -422,28 +427,29 @@ def qid_codes(*columns: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
     return distinct, codes
 
 
-def judged_rows(run_q: np.ndarray, run_doc: np.ndarray, qrels_q: np.ndarray,
-                qrels_doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def judged_rows(run: Table, qrels: Table, run_q: np.ndarray, qrels_q: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
     """The (run row, qrels row) pairs of the same (query, document), run rows ascending.
-    Queries are codes of one :func:`qid_codes` call; neither side repeats a pair.
+    ``run_q``/``qrels_q``: the query codes of one :func:`qid_codes` call; neither table
+    repeats a pair.
 
-    The run's pair hashes are sorted once and each judgment is looked up in them (a run
-    has ~100x more rows than judgments); the ids of every match are compared, and a hash
-    collision falls back to comparing sorted bytes."""
+    The run's pair hashes (computed once per table, also for the duplicate check) are
+    sorted and each judgment is looked up in them (a run has ~100x more rows than
+    judgments); the ids of every match are compared, and a hash collision falls back to
+    comparing sorted bytes."""
     none = np.array([], dtype=np.int64)
-    if not len(qrels_q) or not len(run_q):
+    if not len(qrels) or not len(run):
         return none, none
-    rh = pair_hash(run_q, run_doc)
-    order = np.argsort(rh)
-    sorted_h = rh[order]
+    order = np.argsort(run.pairs)
+    sorted_h = run.pairs[order]
     if bool((sorted_h[1:] == sorted_h[:-1]).any()):  # a collision (no pair repeats)
-        return _judged_rows_exact(run_q, run_doc, qrels_q, qrels_doc)
-    qh = pair_hash(qrels_q, qrels_doc)
+        return _judged_rows_exact(run_q, run.docid, qrels_q, qrels.docid)
+    qh = qrels.pairs
     pos = np.minimum(np.searchsorted(sorted_h, qh), len(sorted_h) - 1)
     hit = np.flatnonzero(sorted_h[pos] == qh)
     rows = order[pos[hit]]
-    if not bool(((run_q[rows] == qrels_q[hit]) & (run_doc[rows] == qrels_doc[hit])).all()):
-        return _judged_rows_exact(run_q, run_doc, qrels_q, qrels_doc)
+    if not bool(((run_q[rows] == qrels_q[hit]) & (run.docid[rows] == qrels.docid[hit])).all()):
+        return _judged_rows_exact(run_q, run.docid, qrels_q, qrels.docid)
     by_row = np.argsort(rows)
     return rows[by_row], hit[by_row]
 
@@ -544,7 +550,7 @@ def join(qrels: Table, run: Table, *, keep_order: bool = False,
     qids, codes = qid_codes(qrels.qid, run.qid, *extra)
     qrels_q, run_q = codes[0], codes[1]
     n = len(qids)
-    hits, judgment = judged_rows(run_q, run.docid, qrels_q, qrels.docid)
+    hits, judgment = judged_rows(run, qrels, run_q, qrels_q)
     rank = _ranks(run_q, run.value, run.docid, hits, n, keep_order)
     size = np.bincount(run_q, minlength=n)
     in_run = size > 0

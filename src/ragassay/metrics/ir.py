@@ -381,7 +381,7 @@ def _check_table(t: Table, kind: str) -> None:
         what = ("qrels grades must be integers" if kind == "qrels"
                 else "run scores must be finite (found NaN or inf)")
         raise ValueError(f"query {t.qid[i].decode()!r}: {what}")
-    repeat = duplicate_rows(t.qid, t.docid)
+    repeat = duplicate_rows(t)
     if len(repeat):
         i = int(repeat.min())
         raise ValueError(f"query {t.qid[i].decode()!r}: document {t.docid[i].decode()!r} "
