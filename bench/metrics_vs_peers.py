@@ -125,6 +125,7 @@ def worker(tool: str, num_queries: int, depth: int, repeats: int) -> dict[str, f
     """Run one tool in this process and return its timings (seconds) and memory (MB)."""
     qrels_in, run_in = make_data(num_queries, depth)
     qrels, run = columns(qrels_in, run_in) if tool == "ragassay columns" else (qrels_in, run_in)
+    del qrels_in, run_in  # the columns worker holds the columns only
     rss_before = _rss_mb()
     start = time.perf_counter()
     fn, _ = LOADERS[tool]()
