@@ -32,7 +32,7 @@ from .evaluate import index, run, sweep
 from .gating import gate
 from .gold import app as gold_app
 from .imports import app as import_app
-from .measures import judge_check_cmd, metrics_cmd, trec_eval
+from .measures import TREC_EVAL_SETTINGS, judge_check_cmd, metrics_cmd, trec_eval
 from .reports import compare, export_trec, report
 from .serve import serve_local
 
@@ -72,7 +72,7 @@ app.command()(gate)
 app.command()(sweep)
 app.command()(compare)
 app.command("metrics")(metrics_cmd)
-app.command("trec-eval")(trec_eval)
+app.command("trec-eval", **TREC_EVAL_SETTINGS)(trec_eval)
 app.command("export-trec")(export_trec)
 app.command("judge-check")(judge_check_cmd)
 app.command()(report)

@@ -23,12 +23,13 @@ trec_eval's rules (``tests/differential`` checks them against pytrec_eval):
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import repeat
+from itertools import chain, repeat
 from typing import Literal
 
 import numpy as np
 
-from .kernels import Relevance
+from .columns import Table, _encode, duplicate_rows, join, relevance_rows
+from .kernels import Relevance, _pad
 from .measures import (
     Measure,
     MeasureInfo,
@@ -120,6 +121,12 @@ def evaluate(
                              "ragassay.metrics.answer; evaluate computes retrieval measures")
     if missing_queries not in ("zero", "skip"):
         raise ValueError(f"missing_queries must be 'zero' or 'skip', got {missing_queries!r}")
+    q_cols, r_cols = as_table(qrels, "grade"), as_table(run, "score")
+    if q_cols is not None or r_cols is not None:
+        return _evaluate_tables(qrels_table(qrels) if q_cols is None else q_cols,
+                                run_table(run) if r_cols is None else r_cols,
+                                measures, keep_order, missing_queries,
+                                None if r_cols is not None else _encode(list(run)))
     judged = sorted((q for q, judgments in qrels.items() if judgments), key=str)
     evaluated = [q for q in judged if q in run]
     zero = [q for q in judged if q not in run] if missing_queries == "zero" else []
@@ -174,7 +181,78 @@ def _score_columns(
     measures: Sequence[Measure],
     keep_order: bool,
 ) -> dict[str, list[float]]:
-    """One list of per-query values per measure, for the queries in ``qids``."""
+    """One list of per-query values per measure, for the queries in ``qids``.
+
+    The usual input, {qid: {doc: score}} with finite numbers, takes no sort: every measure
+    reads only the ranks of the relevant documents (grade >= 1; a lower grade counts as 0),
+    and a relevant document's rank is 1 + the number of its query's documents scored above
+    it. A query where a relevant document's score is tied is ranked by
+    :func:`rank_documents` (ties by doc id). Anything else (lists, bad scores,
+    ``keep_order``) takes the query-by-query path, which names the bad query."""
+    entries = [run[q] for q in qids]
+    if keep_order or not all(isinstance(e, Mapping) for e in entries):
+        return _score_columns_by_query(qrels, run, qids, measures, keep_order)
+    judged = [qrels[q] for q in qids]
+    depths = np.fromiter(map(len, entries), dtype=np.int64, count=len(entries))
+    total = int(depths.sum())
+    rel_row: list[int] = []
+    rel_score: list[float] = []
+    rel_grade: list[float] = []
+    ideal_rows: list[list[int]] = []
+    try:
+        scores = np.fromiter(chain.from_iterable(e.values() for e in entries),  # type: ignore[union-attr]
+                             dtype=np.float64, count=total)
+        for i, (judgments, entry) in enumerate(zip(judged, entries, strict=True)):
+            relevant = [(d, g) for d, g in judgments.items() if g >= 1]
+            ideal_rows.append(sorted((g for _, g in relevant), reverse=True))
+            for d, g in relevant:
+                if d in entry:
+                    rel_row.append(i)
+                    rel_score.append(entry[d])  # type: ignore[call-overload]
+                    rel_grade.append(g)
+    except (TypeError, ValueError):
+        return _score_columns_by_query(qrels, run, qids, measures, keep_order)
+    if not np.isfinite(scores).all():
+        return _score_columns_by_query(qrels, run, qids, measures, keep_order)
+    n = len(entries)
+    width = max(1, int(depths.max()) if n else 0)
+    if total == n * width:
+        score_m = scores.reshape(n, width)
+    else:  # padded with -inf, which no score is below
+        score_m = np.full((n, width), -np.inf)
+        score_m[np.repeat(np.arange(n), depths),
+                np.arange(total) - np.repeat(np.cumsum(depths) - depths, depths)] = scores
+    rows = np.asarray(rel_row, dtype=np.int64)
+    at = np.asarray(rel_score, dtype=np.float64)
+    rank = np.zeros(len(rows), dtype=np.int64)
+    tied = np.zeros(len(rows), dtype=bool)
+    step = max(1, 4_000_000 // width)  # bounds the (relevant, width) comparison matrix
+    for lo in range(0, len(rows), step):
+        block, s = score_m[rows[lo:lo + step]], at[lo:lo + step, None]
+        rank[lo:lo + step] = (block > s).sum(axis=1)
+        tied[lo:lo + step] = (block == s).sum(axis=1) > 1
+    ranked = np.zeros((n, width))
+    ranked[rows, rank] = rel_grade
+    for i in np.unique(rows[tied]).tolist():  # ties: the doc-id order decides
+        ranking = rank_documents(entries[i])
+        ranked[i] = 0.0
+        ranked[i, :len(ranking)] = [judged[i].get(d, 0) for d in ranking]
+    num_rel = [len(r) for r in ideal_rows]
+    relevance = Relevance(ranked, _pad(list(chain.from_iterable(ideal_rows)), num_rel),
+                          np.asarray(num_rel, dtype=np.float64))
+    values = kernel_values(relevance, measures)
+    return {name: column.tolist() for name, column in values.items()}
+
+
+def _score_columns_by_query(
+    qrels: Qrels,
+    run: Run,
+    qids: Sequence[str],
+    measures: Sequence[Measure],
+    keep_order: bool,
+) -> dict[str, list[float]]:
+    """:func:`_score_columns` query by query (lists of doc ids, ``keep_order``, and the
+    input whose errors name the query)."""
     grades: list[int] = []
     depths: list[int] = []
     ideal: list[int] = []
@@ -203,15 +281,137 @@ def _score_columns(
         for qid in qids:  # the rare path: find the query to name
             if isinstance(entry := run[qid], Mapping):
                 _check_scores(qid, entry)
-    judged = Relevance.from_flat(grades, depths, ideal, num_rel)
-    # One kernel call per family, for all the cutoffs asked of it.
+    values = kernel_values(Relevance.from_flat(grades, depths, ideal, num_rel), measures)
+    return {name: column.tolist() for name, column in values.items()}
+
+
+def kernel_values(judged: Relevance, measures: Sequence[Measure]) -> dict[str, np.ndarray]:
+    """One array of per-query values per measure (keyed by canonical text): one kernel call
+    per family, for all the cutoffs asked of it."""
     by_family: dict[MeasureInfo, list[Measure]] = {}
     for m in measures:
         by_family.setdefault(m.info, []).append(m)
-    columns: dict[str, list[float]] = {}
+    columns: dict[str, np.ndarray] = {}
     for info, family in by_family.items():
-        assert info.kernel is not None  # checked by evaluate
+        if info.kernel is None:
+            raise ValueError(f"{family[0]} is an {family[0].group} measure, computed per "
+                             "question by ragassay.metrics.answer; evaluate computes "
+                             "retrieval measures")
         values = info.kernel(judged, [m.cutoff for m in family])
         for j, m in enumerate(family):
-            columns[str(m)] = values[:, j].tolist()
+            columns[str(m)] = values[:, j]
     return columns
+
+
+def sum_in_order(values: np.ndarray) -> float:
+    """The sum added left to right (``np.cumsum`` is sequential; ``np.sum`` is pairwise), as
+    trec_eval adds its per-query values, so means print trec_eval's digits."""
+    return float(np.cumsum(values)[-1]) if len(values) else 0.0
+
+
+# --- columnar input: (qid, docid, score) arrays or a data frame ----------------------------
+
+
+def as_table(data: object, value: str) -> Table | None:
+    """``data`` as a :class:`~ragassay.metrics.columns.Table` when it is columnar: a tuple of
+    three equal-length columns (qid, docid, ``value``) or a data frame (anything with
+    ``columns``: pandas, polars) with columns ``qid``, ``docid`` and ``value``; None for a
+    mapping (the dict input)."""
+    if isinstance(data, Mapping):
+        return None
+    if isinstance(data, tuple) and len(data) == 3:
+        qid, docid, number = data
+    elif hasattr(data, "columns"):
+        missing = [c for c in ("qid", "docid", value) if c not in list(data.columns)]
+        if missing:
+            raise ValueError(f"a {value} frame needs the columns qid, docid, {value}; "
+                             f"missing {', '.join(missing)}")
+        qid, docid, number = data["qid"], data["docid"], data[value]  # type: ignore[index]
+    else:
+        return None
+    qids, docids = _encode(qid), _encode(docid)
+    try:
+        numbers = np.asarray(number, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"the {value} column must hold numbers") from None
+    if not len(qids) == len(docids) == len(numbers):
+        raise ValueError(f"qid, docid and {value} columns differ in length "
+                         f"({len(qids)}, {len(docids)}, {len(numbers)})")
+    return Table(qids, docids, numbers, np.arange(1, len(numbers) + 1))
+
+
+def qrels_table(qrels: Qrels) -> Table:
+    """{qid: {docid: grade}} as a :class:`~ragassay.metrics.columns.Table`."""
+    qids = [q for q, judged in qrels.items() for _ in range(len(judged))]
+    docs = [d for judged in qrels.values() for d in judged]
+    try:
+        grades = np.fromiter((g for judged in qrels.values() for g in judged.values()),
+                             dtype=np.float64, count=len(docs))
+    except (TypeError, ValueError):
+        raise ValueError("qrels grades must be integers") from None
+    return Table(_encode(qids), _encode(docs), grades, np.arange(1, len(docs) + 1))
+
+
+def run_table(run: Run) -> Table:
+    """{qid: {docid: score}} or {qid: [docid, ...]} (scored n, n - 1, ..., 1) as a
+    :class:`~ragassay.metrics.columns.Table`."""
+    qids: list[str] = []
+    docs: list[str] = []
+    scores: list[float] = []
+    for qid, entry in run.items():
+        qids += [qid] * len(entry)
+        docs += list(entry)
+        if isinstance(entry, Mapping):
+            scores += entry.values()
+        else:
+            scores += range(len(entry), 0, -1)
+    try:
+        values = np.asarray(scores, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("run scores must be numbers") from None
+    return Table(_encode(qids), _encode(docs), values, np.arange(1, len(docs) + 1))
+
+
+def _check_table(t: Table, kind: str) -> None:
+    bad = ~np.isfinite(t.value)
+    if kind == "qrels":
+        bad |= t.value != np.floor(np.where(bad, 0, t.value))
+    if bad.any():
+        i = int(np.argmax(bad))
+        what = ("qrels grades must be integers" if kind == "qrels"
+                else "run scores must be finite (found NaN or inf)")
+        raise ValueError(f"query {t.qid[i].decode()!r}: {what}")
+    repeat = duplicate_rows(t)
+    if len(repeat):
+        i = int(repeat.min())
+        raise ValueError(f"query {t.qid[i].decode()!r}: document {t.docid[i].decode()!r} "
+                         f"appears more than once in the {kind}")
+
+
+def _evaluate_tables(qrels: Table, run: Table, measures: Sequence[Measure], keep_order: bool,
+                     missing_queries: MissingQueries, run_queries: np.ndarray | None
+                     ) -> dict[str, dict[str, dict[str, float]] | dict[str, float | None]]:
+    """:func:`evaluate` from columns; ``run_queries``: the ids of a dict run, whose queries
+    with no document are in the run (columns cannot list such a query)."""
+    _check_table(qrels, "qrels")
+    _check_table(run, "run")
+    j = join(qrels, run, keep_order=keep_order, run_queries=run_queries)
+    judged = np.flatnonzero(j.judged_query)
+    evaluated = judged[j.in_run[judged]]
+    shown = judged if missing_queries == "zero" else evaluated
+    values = kernel_values(relevance_rows(j, evaluated)[0], measures)
+    at = np.searchsorted(shown, evaluated)
+    qids = [q.decode() for q in j.qids[shown].tolist()]
+    names = [str(m) for m in measures]
+    full: dict[str, list[float]] = {}
+    mean: dict[str, float | None] = {}
+    for name in names:
+        column = np.zeros(len(shown))
+        column[at] = values[name]
+        full[name] = column.tolist()
+        mean[name] = sum_in_order(column) / len(shown) if len(shown) else None
+    per_query = {qid: dict(zip(names, row, strict=True))
+                 for qid, row in zip(qids, zip(*full.values(), strict=True), strict=True)}
+    if not names:
+        per_query = {qid: {} for qid in qids}
+    return {"per_query": per_query, "mean": mean}

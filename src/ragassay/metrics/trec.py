@@ -14,103 +14,40 @@ retrieved twice for one query is refused (trec_eval refuses it too).
 
 from __future__ import annotations
 
-import math
-import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..atomic import write_text
-from ..errors import InputError
-from .ir import MissingQueries, Qrels, Run, evaluate, rank_documents
+import numpy as np
+
+from .columns import Table, join, read_table, relevance_rows
+from .ir import Qrels, Run, kernel_values, qrels_table, rank_documents, run_table, sum_in_order
 from .measures import Measure, parse_measure
-
-_QRELS_COLUMNS = "qid iter docid grade"
-_RUN_COLUMNS = "qid Q0 docid rank score tag"
-
-
-def _lines(path: Path, columns: str, *, extra: bool = False
-           ) -> Iterator[tuple[int, list[str]]]:
-    """Yield (line number, fields) for each line with the expected column count.
-
-    Blank lines and lines starting with ``#`` are skipped; with ``extra`` trailing columns
-    are allowed (and dropped). ``-`` reads standard input. A line that is not UTF-8 is an
-    error naming the file and line.
-    """
-    expected = len(columns.split())
-    if str(path) == "-":
-        raw_lines: Iterable[bytes] = sys.stdin.buffer
-    elif not path.is_file():
-        raise InputError(path, "file not found")
-    else:
-        raw_lines = path.read_bytes().splitlines()
-    for line_no, data in enumerate(raw_lines, start=1):
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(path, f"not UTF-8 text (byte 0x{data[exc.start]:02x} at column "
-                                   f"{exc.start + 1})", line=line_no) from None
-        fields = text.split()
-        if not fields or fields[0].startswith("#"):
-            continue
-        if len(fields) != expected and not (extra and len(fields) > expected):
-            raise InputError(
-                path,
-                f"expected {expected} columns '{columns}', got {len(fields)}",
-                line=line_no,
-            )
-        yield line_no, fields[:expected]
 
 
 def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     """Read a TREC qrels file into {qid: {docid: grade}} (file order kept)."""
-    p = Path(path)
+    t = read_table(path, "qrels")
     qrels: dict[str, dict[str, int]] = {}
-    for line_no, (qid, _iter, docid, grade_text) in _lines(p, _QRELS_COLUMNS):
-        try:
-            number = float(grade_text)
-            if not number.is_integer():
-                raise ValueError
-            grade = int(number)
-        except (ValueError, OverflowError):
-            raise InputError(
-                p, f"grade {grade_text!r} is not an integer", line=line_no, field="grade"
-            ) from None
-        judged = qrels.setdefault(qid, {})
-        if docid in judged:
-            raise InputError(
-                p, f"document {docid!r} judged twice for query {qid!r}", line=line_no,
-                field="docid",
-            )
-        judged[docid] = grade
+    for qid, docid, grade in zip(t.qid.tolist(), t.docid.tolist(), t.value.tolist(),
+                                 strict=True):
+        qrels.setdefault(qid.decode(), {})[docid.decode()] = int(grade)
     return qrels
 
 
 def read_run(path: str | Path) -> dict[str, dict[str, float]]:
     """Read a TREC run file into {qid: {docid: score}} (file order kept; tag ignored)."""
-    p = Path(path)
+    t = read_table(path, "run")
     run: dict[str, dict[str, float]] = {}
-    for line_no, (qid, _q0, docid, _rank, score_text, _tag) in _lines(p, _RUN_COLUMNS,
-                                                                         extra=True):
-        try:
-            score = float(score_text)
-        except ValueError:
-            score = math.nan
-        if not math.isfinite(score):
-            raise InputError(
-                p, f"score {score_text!r} is not a finite number", line=line_no, field="score"
-            )
-        scores = run.setdefault(qid, {})
-        if docid in scores:
-            raise InputError(
-                p, f"document {docid!r} retrieved twice for query {qid!r}", line=line_no,
-                field="docid",
-            )
-        scores[docid] = score
+    for qid, docid, score in zip(t.qid.tolist(), t.docid.tolist(), t.value.tolist(),
+                                 strict=True):
+        run.setdefault(qid.decode(), {})[docid.decode()] = score
     return run
 
 
 def write_qrels(qrels: Qrels, path: str | Path) -> None:
     """Write qrels as ``qid 0 docid grade`` lines, queries and documents in sorted order."""
+    from ..atomic import write_text  # not at import: `ragassay trec-eval` starts without it
+
     write_text(path, "".join(f"{qid} 0 {docid} {int(qrels[qid][docid])}\n"
                              for qid in sorted(qrels, key=str)
                              for docid in sorted(qrels[qid], key=str)))
@@ -123,6 +60,8 @@ def write_run(run: Run, path: str | Path, *, tag: str = "ragassay") -> None:
     trec_eval reads them). A query given as a ranked list of doc ids gets the scores
     n, n - 1, ..., 1, so reading the file back gives the same ranking.
     """
+    from ..atomic import write_text
+
     if not tag or any(c.isspace() for c in tag):
         raise ValueError(f"run tag must be one non-empty word, got {tag!r}")
     lines = []
@@ -279,8 +218,8 @@ def _order_key(m: TrecMeasure) -> tuple[float, int]:
 
 
 def trec_eval_text(
-    qrels: Mapping[str, Mapping[str, int]],
-    run: Mapping[str, Mapping[str, float]],
+    qrels: Mapping[str, Mapping[str, int]] | Table,
+    run: Mapping[str, Mapping[str, float]] | Table,
     measures: Sequence[TrecMeasure],
     *,
     per_query: bool = False,
@@ -293,7 +232,8 @@ def trec_eval_text(
     """What trec_eval prints for these files and options (``-q``, ``-c``, ``-n``, ``-l``,
     ``-M``, ``-J``), measures in the order given (see :func:`trec_eval_measures`). ``-M``
     cuts each ranking to its top ``max_docs`` first; ``-J`` then drops the documents not
-    judged or judged with a negative grade, as trec_eval does.
+    judged or judged with a negative grade, as trec_eval does. ``qrels`` and ``run`` are
+    dicts or the columns :func:`~ragassay.metrics.columns.read_table` reads.
 
     Each query's lines come first with ``-q`` (queries in trec_eval's order, byte-wise
     sorted ids; with ``-c`` a query missing from the run has no lines of its own but counts
@@ -304,60 +244,46 @@ def trec_eval_text(
         raise ValueError(f"relevance level must be >= 1, got {level}")
     if max_docs is not None and max_docs < 1:
         raise ValueError(f"max docs per query must be >= 1, got {max_docs}")
-    cut_run: dict[str, list[str]] = {}
-    for qid, scores in run.items():
-        ranked = rank_documents(scores)[:max_docs]  # -M first, then -J (as trec_eval)
-        if judged_only:  # trec_eval drops a negative grade with the unjudged documents
-            judged = qrels.get(qid, {})
-            ranked = [d for d in ranked if judged.get(d, -1) >= 0]
-        cut_run[qid] = ranked
-    # -l: binary relevance at the level; nDCG keeps every positive grade as gain (trec_eval)
-    leveled = {q: {d: (g if g >= level else 0) for d, g in j.items()} for q, j in qrels.items()}
-    policy: MissingQueries = "zero" if complete else "skip"
-    scored = [m for m in measures if isinstance(m, Measure)]
-    gains = [m for m in scored if m.name == "ndcg"]
-    binary = [m for m in scored if m.name != "ndcg"]
-    per: dict[str, dict[str, float]] = {}
-    for chosen, graded in ((gains, qrels), (binary, leveled)):
-        if chosen:
-            res = evaluate(graded, cut_run, chosen, missing_queries=policy)
-            rows: Mapping[str, Mapping[str, float]] = res["per_query"]  # type: ignore[assignment]
-            for qid, row in rows.items():
-                per.setdefault(qid, {}).update(row)
-    if not scored:
-        judged_q = sorted((q for q, j in qrels.items() if j), key=str)
-        per = {q: {} for q in judged_q if complete or q in cut_run}
-    if not any(q in cut_run for q in per):
+    q_cols = qrels if isinstance(qrels, Table) else qrels_table(qrels)
+    if isinstance(run, Table):
+        j = join(q_cols, run)
+    else:  # a query of the run with no document is still in the run
+        r_cols = run_table(run)
+        j = join(q_cols, r_cols, run_queries=r_cols.qid[:0] if not run else
+                 np.array([str(q).encode() for q in run]))
+    judged = np.flatnonzero(j.judged_query)
+    evaluated = judged[j.in_run[judged]]
+    shown = judged if complete else evaluated  # the queries of the means
+    if not len(evaluated):
         raise ValueError("no query has both judgments and results")
-    qids = sorted(per, key=str)
-    counts: dict[str, dict[str, int]] = {}
-    for qid in qids:
-        ranked = cut_run.get(qid, [])
-        rel = leveled[qid]
-        counts[qid] = {
-            "num_q": 1, "num_ret": len(ranked),
-            "num_rel": sum(1 for g in rel.values() if g >= 1),
-            "num_rel_ret": sum(1 for d in ranked if rel.get(d, 0) >= 1),
-        }
+    _, depths, num_rel, rel_ret = relevance_rows(j, shown, level=level, graded=False,
+                                                 max_docs=max_docs, judged_only=judged_only)
+    counts = {"num_q": np.ones(len(shown), dtype=np.int64), "num_ret": depths,
+              "num_rel": num_rel, "num_rel_ret": rel_ret}
+    values: dict[str, np.ndarray] = {}
+    scored = [m for m in measures if not isinstance(m, str)]
+    at = np.searchsorted(shown, evaluated)
+    for graded in (True, False):
+        chosen = [m for m in scored if (m.name == "ndcg") == graded]
+        if chosen:
+            relevance = relevance_rows(j, evaluated, level=level, graded=graded,
+                                       max_docs=max_docs, judged_only=judged_only)[0]
+            for name, column in kernel_values(relevance, chosen).items():
+                values[name] = np.zeros(len(shown))
+                values[name][at] = column
+    columns = [(m, counts[m] if isinstance(m, str) else values[str(m)]) for m in measures]
     lines: list[str] = []
     if per_query:
-        for qid in qids:
-            if qid not in cut_run:
-                continue
-            for m in measures:
-                if m == "num_q":
-                    continue
-                lines.append(_line(m, qid, counts[qid][m] if isinstance(m, str)
-                                   else per[qid][str(m)]))
+        qids = [q.decode() for q in j.qids[shown].tolist()]
+        shown_in_run = j.in_run[shown].tolist()
+        listed = [(m, column.tolist()) for m, column in columns if m != "num_q"]
+        for i, qid in enumerate(qids):
+            if shown_in_run[i]:
+                lines.extend(_line(m, qid, column[i]) for m, column in listed)
     if summary:
-        for m in measures:
-            if isinstance(m, str):
-                lines.append(_line(m, "all", sum(counts[q][m] for q in qids)))
-            else:
-                total = 0.0
-                for qid in qids:  # left to right, as trec_eval adds them
-                    total += per[qid][str(m)]
-                lines.append(_line(m, "all", total / len(qids)))
+        for m, column in columns:
+            lines.append(_line(m, "all", int(column.sum()) if isinstance(m, str)
+                               else sum_in_order(column) / len(shown)))
     return "".join(line + "\n" for line in lines)
 
 

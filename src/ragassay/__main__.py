@@ -1,0 +1,5 @@
+"""`python -m ragassay`: the console command (see :mod:`ragassay.command`)."""
+
+from .command import main
+
+main()

@@ -1,0 +1,643 @@
+"""Columnar qrels and runs: TREC files and arrays read into numpy columns, ranked and joined
+without a Python object per line.
+
+A file is read in chunks of whole lines; each chunk is split into tokens with array
+operations on its bytes (whitespace as ``str.split`` has it in ASCII; line breaks ``\\n``,
+``\\r\\n`` and ``\\r`` as ``bytes.splitlines``), so ids stay bytes (``S`` arrays, compared
+byte-wise, which is trec_eval's ``strcmp`` order and, for UTF-8, code-point order) and
+numbers are converted by numpy. What the file rules are is stated in
+:mod:`ragassay.metrics.trec`; the rare file with a non-ASCII whitespace character is read
+line by line with ``str.split`` so that it splits the same way.
+
+Errors are the line-by-line reader's: the first bad line of the file (by line number) is
+reported, whatever is wrong with it, with the file, line and field.
+"""
+
+from __future__ import annotations
+
+import math
+import mmap
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from .kernels import Relevance, _pad
+
+QRELS_COLUMNS = "qid iter docid grade"
+RUN_COLUMNS = "qid Q0 docid rank score tag"
+_CHUNK = 4 << 20  # bytes per chunk: bounds the temporary arrays, not the result
+_PAD = 256  # zero bytes after a chunk, so that a token of up to _PAD bytes is one slice
+
+
+@dataclass(frozen=True)
+class Table:
+    """One TREC file as columns: row i is the i-th data line (comments and blank lines
+    skipped). ``qid``/``docid``: ``S`` arrays (bytes ids); ``value``: the grade (qrels) or
+    score (run) as float64; ``line``: the 1-based line number, for errors."""
+
+    qid: np.ndarray
+    docid: np.ndarray
+    value: np.ndarray
+    line: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    @cached_property
+    def pairs(self) -> np.ndarray:
+        """The 64-bit :func:`pair_hash` of each row's (qid, docid), computed once."""
+        return pair_hash(self.qid, self.docid)
+
+
+def read_table(path: str | Path, kind: str) -> Table:
+    """Read a qrels (``kind="qrels"``) or run (``kind="run"``) file; ``-`` is standard input.
+
+    Raises :class:`InputError` naming the file and line for the first bad line: a wrong
+    column count, bytes that are not UTF-8, a grade that is not an integer, a score that is
+    not a finite number, a document judged or retrieved twice for one query.
+    """
+    p = Path(path)
+    if str(path) == "-":
+        data: bytes | mmap.mmap = sys.stdin.buffer.read()
+    elif not p.is_file():
+        raise InputError(p, "file not found")
+    else:
+        with open(p, "rb") as fh:
+            size = fh.seek(0, 2)
+            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+    reader = _Reader(p, kind)
+    try:
+        if _has_unicode_space(data):
+            reader.lines(bytes(data).splitlines())
+        else:
+            for start, end in _chunks(data):
+                reader.chunk(data[start:end])
+        return reader.table()
+    finally:
+        if isinstance(data, mmap.mmap):
+            data.close()
+
+
+def _chunks(data: bytes | mmap.mmap) -> Iterator[tuple[int, int]]:
+    """(start, end) byte ranges of whole lines, about :data:`_CHUNK` bytes each."""
+    start, n = 0, len(data)
+    while start < n:
+        end = min(start + _CHUNK, n)
+        while end < n:
+            cut = max(data.rfind(b"\n", start, end), data.rfind(b"\r", start, end))
+            if cut >= 0:
+                end = cut + 1
+                if data[cut:cut + 1] == b"\r" and data[end:end + 1] == b"\n":
+                    end += 1  # keep \r\n in one chunk
+                break
+            end = min(end + _CHUNK, n)  # a line longer than a chunk
+        yield start, end
+        start = end
+
+
+def _has_unicode_space(data: bytes | mmap.mmap) -> bool:
+    """Does the text hold a non-ASCII character that ``str.split`` splits on (U+0085,
+    U+00A0, U+1680, U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000)?"""
+    if not any(data.find(lead) >= 0 for lead in (b"\xc2", b"\xe1", b"\xe2", b"\xe3")):
+        return False
+    return any(data.find(ch.encode()) >= 0 for ch in _unicode_spaces())
+
+
+def _unicode_spaces() -> list[str]:
+    return [chr(c) for c in range(0x80, 0x3001) if chr(c).isspace()]
+
+
+class _Reader:
+    """Collects the rows of one file chunk by chunk, and the first error by line."""
+
+    def __init__(self, path: Path, kind: str) -> None:
+        self.path = path
+        self.kind = kind
+        self.columns = QRELS_COLUMNS if kind == "qrels" else RUN_COLUMNS
+        self.expected = len(self.columns.split())
+        self.value_at = 3 if kind == "qrels" else 4
+        self.lines_before = 0
+        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+
+    # --- one chunk of bytes ---------------------------------------------------------------
+
+    def chunk(self, data: bytes) -> None:
+        padded = np.frombuffer(data + bytes(_PAD), dtype=np.uint8)
+        buf = padded[:len(data)]
+        # ASCII whitespace of str.split: space, \t \n \v \f \r (9..13), \x1c..\x1f (28..31)
+        space = (buf == 32) | ((buf - np.uint8(9)) <= 4) | ((buf - np.uint8(28)) <= 3)
+        edges = np.flatnonzero(np.diff(np.concatenate(([True], space, [True])).view(np.int8)))
+        starts, ends = edges[0::2], edges[1::2]  # a token starts where a space run ends
+        if data.find(b"\r") < 0:
+            breaks = np.flatnonzero(buf == 10)
+        else:
+            breaks = np.flatnonzero((buf == 10) | ((buf == 13) & (np.append(buf[1:], 0) != 10)))
+        base = self.lines_before
+        self.lines_before += len(breaks)
+        errors: list[tuple[int, InputError]] = []
+        if not data.isascii():
+            error = self._utf8_error(data, buf, breaks, base)
+            if error is not None:
+                errors.append(error)
+        # line k of the chunk holds the tokens from line_first[k] to line_first[k + 1]
+        line_first = np.concatenate(([0], np.searchsorted(starts, breaks), [len(starts)]))
+        count = np.diff(line_first)
+        line = np.flatnonzero(count)  # not blank
+        first, count = line_first[line], count[line]
+        line = (line + base + 1).astype(np.int32)  # 2**31 lines would be a 100 GB file
+        keep = buf[starts[first]] != ord("#")
+        first, count, line = first[keep], count[keep], line[keep]
+        bad = (count < self.expected) if self.kind == "run" else (count != self.expected)
+        if bad.any():
+            i = int(np.argmax(bad))
+            errors.append((int(line[i]), InputError(
+                self.path, f"expected {self.expected} columns '{self.columns}', "
+                           f"got {int(count[i])}", line=int(line[i]))))
+            first, line = first[:i], line[:i]
+        qid = _strings(padded, starts[first], ends[first])
+        docid = _strings(padded, starts[first + 2], ends[first + 2])
+        at = first + self.value_at
+        value, error = self._numbers(_token_matrix(padded, starts[at], ends[at]), line)
+        if error is not None:
+            errors.append(error)
+        k = len(value)
+        self.parts.append((qid[:k], docid[:k], value, line[:k]))
+        if errors:
+            line_no, exc = min(errors, key=lambda e: e[0])
+            self._duplicates(before=line_no)
+            raise exc
+
+    def _utf8_error(self, data: bytes, buf: np.ndarray, breaks: np.ndarray, base: int
+                    ) -> tuple[int, InputError] | None:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            at = exc.start
+            i = int(np.searchsorted(breaks, at))  # the line holding byte `at`
+            line_start = int(breaks[i - 1]) + 1 if i else 0
+            if i and buf[line_start - 1] == 13 and line_start < len(buf) \
+                    and buf[line_start] == 10:
+                line_start += 1
+            column = at - line_start
+            line = base + i + 1
+            return line, InputError(self.path, f"not UTF-8 text (byte 0x{int(buf[at]):02x} "
+                                               f"at column {column + 1})", line=line)
+        return None
+
+    def _numbers(self, chars: np.ndarray, line: np.ndarray
+                 ) -> tuple[np.ndarray, tuple[int, InputError] | None]:
+        """The grade or score column (tokens as :func:`_token_matrix` rows) as float64, and
+        the first line whose text is not a finite number (a score) or not an integer (a
+        grade), if any."""
+        texts = chars.view(f"S{chars.shape[1]}").ravel()
+        values, fast = _decimals(chars)
+        if not fast.all():
+            rest = np.flatnonzero(~fast)
+            try:
+                values[rest] = texts[rest].astype(np.float64)
+            except (ValueError, UnicodeDecodeError):  # numpy refused one: Python decides
+                values[rest] = [_python_float(t) for t in texts[rest].tolist()]
+        ok = np.isfinite(values)
+        if self.kind == "qrels":
+            ok &= values == np.floor(np.where(ok, values, 0))
+        if ok.all():
+            return values, None
+        i = int(np.argmax(~ok))
+        text = texts[i].decode("utf-8", "replace")
+        if self.kind == "qrels":
+            message, field = f"grade {text!r} is not an integer", "grade"
+        else:
+            message, field = f"score {text!r} is not a finite number", "score"
+        return values[:i], (int(line[i]), InputError(self.path, message, line=int(line[i]),
+                                                     field=field))
+
+    # --- the whole file -------------------------------------------------------------------
+
+    def lines(self, raw_lines: list[bytes]) -> None:
+        """The line-by-line path (a file with non-ASCII whitespace): ``str.split``."""
+        rows: list[tuple[str, str, str, int]] = []
+        for line_no, data in enumerate(raw_lines, start=1):
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                self._flush(rows)
+                self._duplicates(before=line_no)
+                raise InputError(self.path, f"not UTF-8 text (byte 0x{data[exc.start]:02x} "
+                                 f"at column {exc.start + 1})", line=line_no) from None
+            fields = text.split()
+            if not fields or fields[0].startswith("#"):
+                continue
+            if len(fields) != self.expected and not (self.kind == "run"
+                                                     and len(fields) > self.expected):
+                self._flush(rows)
+                self._duplicates(before=line_no)
+                raise InputError(self.path, f"expected {self.expected} columns "
+                                 f"'{self.columns}', got {len(fields)}", line=line_no)
+            rows.append((fields[0], fields[2], fields[self.value_at], line_no))
+        self._flush(rows)
+
+    def _flush(self, rows: list[tuple[str, str, str, int]]) -> None:
+        if not rows:
+            return
+        qid, docid, text, line = zip(*rows, strict=True)
+        line_arr = np.array(line, dtype=np.int32)
+        texts = _encode(text)
+        values, error = self._numbers(texts.view(np.uint8).reshape(len(texts), -1), line_arr)
+        self.parts.append((_encode(qid), _encode(docid), values, line_arr[:len(values)]))
+        rows.clear()
+        if error is not None:
+            self._duplicates(before=error[0])
+            raise error[1]
+
+    def table(self) -> Table:
+        parts, self.parts = self.parts, []
+        if not parts:
+            return self._joined()
+        joined = []
+        for i in range(4):  # column by column, each chunk's copy freed as it is joined
+            joined.append(np.concatenate([p[i] for p in parts]))
+            parts = [(*p[:i], None, *p[i + 1:]) for p in parts]  # type: ignore[misc]
+        t = Table(*joined)
+        self.parts = [(t.qid, t.docid, t.value, t.line)]
+        self._duplicates(before=None, t=t)
+        return t
+
+    def _joined(self) -> Table:
+        if not self.parts:
+            empty = np.array([], dtype="S1")
+            return Table(empty, empty, np.array([], dtype=np.float64),
+                         np.array([], dtype=np.int32))
+        qid, docid, value, line = (np.concatenate(c) for c in zip(*self.parts, strict=True))
+        return Table(qid, docid, value, line)
+
+    def _duplicates(self, before: int | None, t: Table | None = None) -> None:
+        """Raise the error for the first line (before line ``before``) that repeats a
+        (query, document) pair of an earlier line."""
+        t = self._joined() if t is None else t
+        if before is not None:
+            keep = t.line < before
+            t = Table(t.qid[keep], t.docid[keep], t.value[keep], t.line[keep])
+        repeat = duplicate_rows(t)
+        if len(repeat):
+            i = int(repeat[np.argmin(t.line[repeat])])
+            verb = "judged" if self.kind == "qrels" else "retrieved"
+            raise InputError(self.path, f"document {t.docid[i].decode()!r} {verb} twice for "
+                             f"query {t.qid[i].decode()!r}", line=int(t.line[i]),
+                             field="docid")
+
+
+def _python_float(text: bytes) -> float:
+    try:
+        return float(text.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return math.nan
+
+
+def _token_matrix(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The tokens buf[starts[i]:ends[i]] as rows of a zero-padded uint8 matrix whose width
+    is a multiple of 8 (so ids can be read as 64-bit words for hashing). ``buf`` ends with
+    :data:`_PAD` zero bytes, so a row can be copied whole from a sliding window."""
+    lengths = ends - starts
+    longest = int(lengths.max()) if len(lengths) else 0
+    width = max(8, -(-longest // 8) * 8)
+    if width <= _PAD:
+        out = np.lib.stride_tricks.sliding_window_view(buf, width)[starts]
+    else:  # a token longer than the padding: gather it byte by byte
+        out = buf[np.minimum(starts[:, None] + np.arange(width), len(buf) - 1)]
+    out[np.arange(width) >= lengths[:, None]] = 0
+    return out
+
+
+def _strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The tokens buf[starts[i]:ends[i]] as an ``S`` array (see :func:`_token_matrix`)."""
+    out = _token_matrix(buf, starts, ends)
+    return out.view(f"S{out.shape[1]}").ravel()
+
+
+_POW10 = np.array([1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13,
+                   1e14, 1e15])
+
+
+def _decimals(chars: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Values of the tokens written ``[+-]digits[.digits]`` with 1 to 15 digits, and which
+    tokens are so written (the others are left to numpy's and Python's parsers).
+
+    Exactly what ``float()`` gives: the digits form an integer below 2**53 and a power of
+    ten up to 1e15 is exact, so their quotient is the correctly rounded value (Clinger's
+    fast path of strtod)."""
+    digit = chars - np.uint8(48)
+    is_digit = digit <= 9
+    is_dot = chars == 46
+    signed = (chars[:, 0] == 45) | (chars[:, 0] == 43)
+    other = ~is_digit & ~is_dot & (chars != 0)
+    other[:, 0] &= ~signed
+    digits = is_digit.sum(axis=1)
+    dots = is_dot.sum(axis=1)
+    fast = ~other.any(axis=1) & (dots <= 1) & (digits >= 1) & (digits <= 15)
+    mantissa = np.zeros(len(chars), dtype=np.int64)
+    for j in range(chars.shape[1]):
+        if not is_digit[:, j].any():
+            continue
+        mantissa = np.where(is_digit[:, j], mantissa * 10 + digit[:, j], mantissa)
+    after_dot = np.cumsum(is_dot, axis=1, dtype=np.int8) > 0
+    fraction = np.where(fast, (is_digit & after_dot).sum(axis=1), 0)
+    values = mantissa / _POW10[fraction]
+    return np.where(chars[:, 0] == 45, -values, values), fast
+
+
+def _encode(values: object) -> np.ndarray:
+    """Ids of any kind (str, bytes, numbers; a list, array or data-frame column) as a
+    UTF-8 ``S`` array whose width is a multiple of 8."""
+    arr = np.asarray(values)
+    if arr.dtype.kind not in "SU":
+        arr = arr.astype(str)
+    if arr.dtype.kind == "S":
+        return arr.astype(f"S{max(8, -(-arr.dtype.itemsize // 8) * 8)}")
+    width = max(1, arr.dtype.itemsize // 4)
+    points = np.ascontiguousarray(arr, dtype=f"U{width}").view(np.uint32).reshape(len(arr), width)
+    if points.size and int(points.max()) >= 0x80:  # not ASCII: UTF-8 takes 1 to 4 bytes
+        encoded = np.char.encode(arr, "utf-8")
+        return encoded.astype(f"S{max(8, -(-encoded.dtype.itemsize // 8) * 8)}")
+    out = np.zeros((len(arr), max(8, -(-points.shape[1] // 8) * 8)), dtype=np.uint8)
+    out[:, :points.shape[1]] = points  # ASCII: one byte per code point (numpy's own cast
+    return out.view(f"S{out.shape[1]}").ravel()  # to bytes is 30x slower)
+
+
+# --- keys: ids as integers --------------------------------------------------------------
+
+
+def pair_hash(qid: np.ndarray, docid: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each (qid, docid) pair of ``S`` arrays; equal pairs hash equal,
+    whatever the arrays' widths (multiples of 8): all-zero words, the padding, are skipped."""
+    with np.errstate(over="ignore"):
+        h = np.full(len(qid), 0x9E3779B97F4A7C15, dtype=np.uint64)
+        for ids, salt in ((qid, 0x100000001B3), (docid, 0xC2B2AE3D27D4EB4F)):
+            words = np.ascontiguousarray(ids).view(np.uint64).reshape(len(ids), -1)
+            for col in words.T:
+                mixed = (h ^ col) * np.uint64(salt)
+                h = np.where(col != 0, mixed ^ (mixed >> np.uint64(29)), h)
+            h = (h ^ (h >> np.uint64(31))) * np.uint64(0xFF51AFD7ED558CCD)  # ends the qid
+    return h
+
+
+def duplicate_rows(t: Table) -> np.ndarray:
+    """Indices of the rows of ``t`` that repeat the (qid, docid) of an earlier row."""
+    if len(t) < 2:
+        return np.array([], dtype=np.int64)
+    h = t.pairs
+    ordered = np.sort(h)
+    if not bool((ordered[1:] == ordered[:-1]).any()):
+        return np.array([], dtype=np.int64)  # the usual case, found without an argsort
+    order = np.argsort(h, kind="stable")
+    hs = h[order]
+    same = np.flatnonzero(hs[1:] == hs[:-1])
+    a, b = order[same], order[same + 1]
+    if bool(((t.qid[a] == t.qid[b]) & (t.docid[a] == t.docid[b])).all()):
+        return b  # stable: b is the later row of each equal pair
+    pairs = np.char.add(np.char.add(t.qid.astype(bytes), b"\0"), t.docid.astype(bytes))
+    _, first = np.unique(pairs, return_index=True)  # a hash collision: compare the bytes
+    later = np.ones(len(t), dtype=bool)
+    later[first] = False
+    return np.flatnonzero(later)
+
+
+def qid_codes(*columns: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The sorted distinct ids of the columns and each column's codes (index into them).
+
+    Rows of one query usually come together, so only the first id of each block is sorted.
+    """
+    heads, blocks = [], []
+    for col in columns:
+        change = np.flatnonzero(col[1:] != col[:-1]) + 1 if len(col) else np.array([], int)
+        starts = np.concatenate(([0], change)) if len(col) else change
+        heads.append(col[starts])
+        blocks.append(np.diff(np.append(starts, len(col))))
+    width = max([8, *(h.dtype.itemsize for h in heads)])
+    distinct, inverse = np.unique(np.concatenate([h.astype(f"S{width}") for h in heads]),
+                                  return_inverse=True)
+    codes, at = [], 0
+    for head, block in zip(heads, blocks, strict=True):
+        codes.append(np.repeat(inverse[at:at + len(head)], block).astype(np.int64))
+        at += len(head)
+    return distinct, codes
+
+
+def judged_rows(run: Table, qrels: Table, run_q: np.ndarray, qrels_q: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """The (run row, qrels row) pairs of the same (query, document), run rows ascending.
+    ``run_q``/``qrels_q``: the query codes of one :func:`qid_codes` call; neither table
+    repeats a pair.
+
+    The run's pair hashes (computed once per table, also for the duplicate check) are
+    sorted and each judgment is looked up in them (a run has ~100x more rows than
+    judgments); the ids of every match are compared, and a hash collision falls back to
+    comparing sorted bytes."""
+    none = np.array([], dtype=np.int64)
+    if not len(qrels) or not len(run):
+        return none, none
+    order = np.argsort(run.pairs)
+    sorted_h = run.pairs[order]
+    if bool((sorted_h[1:] == sorted_h[:-1]).any()):  # a collision (no pair repeats)
+        return _judged_rows_exact(run_q, run.docid, qrels_q, qrels.docid)
+    qh = qrels.pairs
+    pos = np.minimum(np.searchsorted(sorted_h, qh), len(sorted_h) - 1)
+    hit = np.flatnonzero(sorted_h[pos] == qh)
+    rows = order[pos[hit]]
+    if not bool(((run_q[rows] == qrels_q[hit]) & (run.docid[rows] == qrels.docid[hit])).all()):
+        return _judged_rows_exact(run_q, run.docid, qrels_q, qrels.docid)
+    by_row = np.argsort(rows)
+    return rows[by_row], hit[by_row]
+
+
+def _judged_rows_exact(run_q: np.ndarray, run_doc: np.ndarray, qrels_q: np.ndarray,
+                       qrels_doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`judged_rows` by sorting the documents' bytes (after a hash collision)."""
+    width = max(run_doc.dtype.itemsize, qrels_doc.dtype.itemsize, 8)
+    docs, inverse = np.unique(np.concatenate([run_doc.astype(f"S{width}"),
+                                              qrels_doc.astype(f"S{width}")]),
+                              return_inverse=True)
+    n = len(docs)
+    rk = run_q * n + inverse[:len(run_q)]
+    qk = qrels_q * n + inverse[len(run_q):]
+    order = np.argsort(qk)
+    pos = np.minimum(np.searchsorted(qk[order], rk), len(qk) - 1)
+    rows = np.flatnonzero(qk[order][pos] == rk)
+    return rows, order[pos[rows]]
+
+
+def rank_rows(qcode: np.ndarray, score: np.ndarray, docid: np.ndarray) -> np.ndarray:
+    """The permutation that puts run rows in trec_eval's order: query code ascending, score
+    descending, ties by document id descending (byte-wise)."""
+    n = len(qcode)
+    if n < 2:
+        return np.arange(n)
+    order = _blocks_by_query(qcode)  # a run file lists each query's rows together
+    q, s = qcode[order], score[order]
+    dq, ds = np.diff(q), np.diff(s)
+    if not bool(((dq > 0) | ((dq == 0) & (ds <= 0))).all()):  # not ranked by score yet
+        order = np.lexsort((-score, qcode))
+        q, s = qcode[order], score[order]
+    tied = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
+    if not tied.any():
+        return order
+    # Sort each run of tied rows by document id, descending.
+    in_tie = np.zeros(n, dtype=bool)
+    in_tie[1:] |= tied
+    in_tie[:-1] |= tied
+    idx = np.flatnonzero(in_tie)
+    group = np.cumsum(np.concatenate(([1], ~tied)))[idx]  # one number per tied run
+    _, doc_rank = np.unique(docid[order[idx]], return_inverse=True)
+    within = np.lexsort((-doc_rank.astype(np.int64), group))
+    order[idx] = order[idx][within]
+    return order
+
+
+def _blocks_by_query(qcode: np.ndarray) -> np.ndarray:
+    """The permutation that sorts the blocks of equal codes by code, each block's rows kept
+    in their order (the usual file lists a query's documents together, ranked)."""
+    n = len(qcode)
+    if n < 2:
+        return np.arange(n)
+    start = np.concatenate(([0], np.flatnonzero(qcode[1:] != qcode[:-1]) + 1))
+    codes = qcode[start]
+    if bool((codes[1:] >= codes[:-1]).all()):
+        return np.arange(n)
+    size = np.diff(np.append(start, n))
+    by_code = np.argsort(codes, kind="stable")
+    start, size = start[by_code], size[by_code]
+    new_start = np.cumsum(size) - size
+    return np.repeat(start - new_start, size) + np.arange(n)
+
+
+def block_starts(sorted_codes: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """For codes sorted ascending: each code's first row and number of rows (0..count-1)."""
+    sizes = np.bincount(sorted_codes, minlength=count)
+    return np.cumsum(sizes) - sizes, sizes
+
+
+@dataclass(frozen=True)
+class Joined:
+    """A run joined with its qrels. ``qids``: the distinct ids of both (``S``, sorted, so a
+    code is also trec_eval's query order); per code: judged, in the run, number of run rows;
+    the judged run rows (code, grade, rank from 0 in trec_eval's order); the qrels rows."""
+
+    qids: np.ndarray
+    judged_query: np.ndarray
+    in_run: np.ndarray
+    size: np.ndarray
+    hit_q: np.ndarray
+    hit_grade: np.ndarray
+    hit_rank: np.ndarray
+    qrels_q: np.ndarray
+    qrels_grade: np.ndarray
+
+
+def join(qrels: Table, run: Table, *, keep_order: bool = False,
+         run_queries: np.ndarray | None = None) -> Joined:
+    """Look up each run row's grade in ``qrels`` and rank the judged rows within their
+    query (see :func:`rank_rows`; ``keep_order``: the rows' order is the ranking).
+    ``run_queries`` adds ids of queries present in the run with an empty ranking.
+
+    Only judged rows are ranked, each by counting its query's rows scored above it: no
+    measure reads the order of unjudged documents, so the run is not sorted (a query where
+    a judged row's score is tied is sorted, for the doc-id tie-break)."""
+    extra = [] if run_queries is None else [run_queries]
+    qids, codes = qid_codes(qrels.qid, run.qid, *extra)
+    qrels_q, run_q = codes[0], codes[1]
+    n = len(qids)
+    hits, judgment = judged_rows(run, qrels, run_q, qrels_q)
+    rank = _ranks(run_q, run.value, run.docid, hits, n, keep_order)
+    size = np.bincount(run_q, minlength=n)
+    in_run = size > 0
+    if extra:
+        in_run[codes[2]] = True
+    return Joined(qids, np.bincount(qrels_q, minlength=n) > 0, in_run, size, run_q[hits],
+                  qrels.value[judgment], rank, qrels_q, qrels.value)
+
+
+def _ranks(run_q: np.ndarray, score: np.ndarray, docid: np.ndarray, rows: np.ndarray,
+           n: int, keep_order: bool) -> np.ndarray:
+    """The rank (from 0) of each of ``rows`` within its query, in trec_eval's order."""
+    order = (np.argsort(run_q, kind="stable") if keep_order else _blocks_by_query(run_q))
+    grouped = run_q[order]
+    first, size = block_starts(grouped, n)
+    width = int(size.max()) if len(size) else 0
+    if keep_order or n * width > 4 * len(run_q) + 4096:  # the positions in a full sort
+        if not keep_order:
+            order = rank_rows(run_q, score, docid)
+        position = np.empty(len(run_q), dtype=np.int64)
+        position[order] = np.arange(len(run_q)) - first[run_q[order]]
+        return position[rows]
+    scores = np.full((n, max(width, 1)), -np.inf)  # no finite score is below -inf
+    scores[grouped, np.arange(len(run_q)) - first[grouped]] = score[order]
+    q, s = run_q[rows], score[rows]
+    rank = np.zeros(len(rows), dtype=np.int64)
+    tied = np.zeros(len(rows), dtype=bool)
+    step = max(1, 4_000_000 // max(width, 1))  # bounds the (rows, width) comparison
+    for lo in range(0, len(rows), step):
+        block, at = scores[q[lo:lo + step]], s[lo:lo + step, None]
+        rank[lo:lo + step] = (block > at).sum(axis=1)
+        tied[lo:lo + step] = (block == at).sum(axis=1) > 1
+    if tied.any():  # sort the queries with ties, to break them by doc id
+        ties = np.zeros(n, dtype=bool)
+        ties[q[tied]] = True
+        sub = np.flatnonzero(ties[run_q])
+        sub_order = sub[rank_rows(run_q[sub], score[sub], docid[sub])]
+        sub_first, _ = block_starts(run_q[sub_order], n)
+        position = np.empty(len(run_q), dtype=np.int64)
+        position[sub_order] = np.arange(len(sub)) - sub_first[run_q[sub_order]]
+        redo = ties[q]
+        rank[redo] = position[rows[redo]]
+    return rank
+
+
+def relevance_rows(j: Joined, evaluated: np.ndarray, *, level: float = 1,
+                   max_docs: int | None = None, judged_only: bool = False,
+                   graded: bool = True) -> tuple[Relevance, np.ndarray, np.ndarray, np.ndarray]:
+    """The :class:`~ragassay.metrics.kernels.Relevance` matrix of the query codes
+    ``evaluated`` (ascending), and per query the number retrieved, relevant, and relevant
+    retrieved.
+
+    ``max_docs`` keeps each query's top documents (trec_eval ``-M``), then ``judged_only``
+    drops the unjudged and negatively judged ones (``-J``); a grade below ``level`` counts 0
+    (``-l``) unless ``graded`` (nDCG keeps every positive grade as gain, as trec_eval). Only
+    grades >= 1 are written into the matrix: every kernel reads a lower grade as 0."""
+    n = len(j.qids)
+    chosen = np.zeros(n, dtype=bool)
+    chosen[evaluated] = True
+    q, g, r = j.hit_q, j.hit_grade, j.hit_rank
+    keep = chosen[q]
+    depth = j.size if max_docs is None else np.minimum(j.size, max_docs)
+    if max_docs is not None:
+        keep &= r < max_docs
+    if judged_only:  # trec_eval drops a negative grade with the unjudged documents
+        keep &= g >= 0
+    q, g, r = q[keep], g[keep], r[keep]
+    if judged_only:  # ranks among the documents kept
+        by_rank = np.lexsort((r, q))
+        q, g = q[by_rank], g[by_rank]
+        first, _ = block_starts(q, n)
+        r = np.arange(len(q)) - first[q]
+        depth = np.bincount(q, minlength=n)
+    qrels_grade = j.qrels_grade
+    if not graded:
+        g = np.where(g >= level, g, 0.0)
+        qrels_grade = np.where(qrels_grade >= level, qrels_grade, 0.0)
+    row = np.full(n, -1, dtype=np.int64)
+    row[evaluated] = np.arange(len(evaluated))
+    depths = depth[evaluated]
+    matrix = np.zeros((len(evaluated), max(1, int(depths.max()) if len(depths) else 0)))
+    found = g >= 1
+    matrix[row[q[found]], r[found]] = g[found]
+    rel = chosen[j.qrels_q] & (qrels_grade >= 1)
+    rel_q, rel_g = j.qrels_q[rel], qrels_grade[rel]
+    ideal = rel_g[np.lexsort((-rel_g, rel_q))]
+    num_rel = np.bincount(rel_q, minlength=n)[evaluated]
+    relevance = Relevance(matrix, _pad(ideal, num_rel), num_rel.astype(np.float64))
+    return (relevance, depths, num_rel,
+            np.bincount(row[q[found]], minlength=len(evaluated)).astype(np.int64))

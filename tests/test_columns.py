@@ -1,0 +1,238 @@
+"""The columnar TREC reader and the columnar evaluate: the same rows, values and errors as
+reading line by line with ``str.split`` and evaluating from dicts (and as pytrec_eval)."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragassay.errors import InputError
+from ragassay.metrics import columns
+from ragassay.metrics.columns import _decimals, _encode, read_table
+from ragassay.metrics.ir import evaluate
+from ragassay.metrics.trec import read_qrels, read_run
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def line_by_line(text: bytes, expected: int, extra: bool) -> list[list[str]]:
+    """The reference: bytes.splitlines, UTF-8, str.split, '#' comments, blank lines."""
+    rows = []
+    for data in text.splitlines():
+        fields = data.decode("utf-8").split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        assert len(fields) == expected or (extra and len(fields) > expected)
+        rows.append(fields)
+    return rows
+
+
+def random_run(rng: random.Random) -> bytes:
+    seps = [" ", "\t", "  ", " \t ", "\x0b", "\x1c"]
+    ends = ["\n", "\r\n", "\r"]
+    lines = []
+    for q in range(rng.randint(1, 6)):
+        for d in rng.sample(range(30), rng.randint(1, 12)):
+            score = rng.choice([f"{rng.uniform(-5, 5):.{rng.randint(0, 9)}f}", "1e-3", "7",
+                                "-0", "+2.5", "1_000", "3.", ".25", repr(rng.random())])
+            cols = [f"q{q}", "Q0", f"doc-{d}", str(rng.randint(1, 99)), score, "tag"]
+            cols += ["extra"] * rng.randint(0, 2)
+            lines.append(rng.choice(seps).join(cols))
+        lines += rng.choice([[], [""], ["# a comment"], ["   "]])
+    return "".join(line + rng.choice(ends) for line in lines).encode()
+
+
+@pytest.mark.parametrize("chunk", [1 << 20, 64])
+def test_run_reads_as_line_by_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   chunk: int) -> None:
+    monkeypatch.setattr(columns, "_CHUNK", chunk)  # many chunks: lines split at their ends
+    rng = random.Random(7)
+    for i in range(60):
+        text = random_run(rng)
+        path = tmp_path / f"run{i}"
+        path.write_bytes(text)
+        expected: dict[str, dict[str, float]] = {}
+        for fields in line_by_line(text, 6, extra=True):
+            expected.setdefault(fields[0], {})[fields[2]] = float(fields[4])
+        got = read_run(path)
+        assert got == expected
+        assert all(np.signbit(got[q][d]) == np.signbit(v)
+                   for q, docs in expected.items() for d, v in docs.items())
+
+
+def test_qrels_read_float_grades_and_comments(tmp_path: Path) -> None:
+    path = tmp_path / "qrels"
+    path.write_bytes(b"# judged by hand\nq1 0 d1 1.0\n\nq1 0 d2 0\r\nq2\t0\td3\t-1\nq2 0 d4 3\n")
+    assert read_qrels(path) == {"q1": {"d1": 1, "d2": 0}, "q2": {"d3": -1, "d4": 3}}
+
+
+def test_unicode_whitespace_splits_as_str_split(tmp_path: Path) -> None:
+    path = tmp_path / "run"
+    path.write_bytes("q1\u00a0Q0 d1 1 0.5 t\nq1 Q0 dé 2 0.25\u3000t\n".encode())
+    assert read_run(path) == {"q1": {"d1": 0.5, "dé": 0.25}}
+
+
+def test_non_ascii_ids_keep_utf8_order(tmp_path: Path) -> None:
+    path = tmp_path / "run"
+    path.write_bytes("qé Q0 dä 1 1 t\nqé Q0 dz 2 1 t\n".encode())
+    t = read_table(path, "run")
+    assert [d.decode() for d in t.docid.tolist()] == ["dä", "dz"]
+
+
+@pytest.mark.parametrize("chunk", [1 << 20, 16])
+@pytest.mark.parametrize(("text", "line", "needle"), [
+    (b"q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 t\n", 2, "expected 6 columns"),
+    (b"q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 nan t\n", 2, "score 'nan' is not a finite number"),
+    (b"q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 x1 t\n", 2, "field 'score'"),
+    (b"q1 Q0 d1 1 0.5 t\nq1 Q0 d\xff 2 1 t\n", 2, "not UTF-8 text (byte 0xff at column 8)"),
+    (b"q1 Q0 d1 1 0.5 t\nq1 Q0 d1 2 0.4 t\nq1 Q0\n", 2,
+     "document 'd1' retrieved twice for query 'q1'"),
+    (b"# \xe9\nq1 Q0 d1 1 0.5 t\n", 1, "byte 0xe9 at column 3"),
+])
+def test_run_errors_name_the_first_bad_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            chunk: int, text: bytes, line: int,
+                                            needle: str) -> None:
+    monkeypatch.setattr(columns, "_CHUNK", chunk)
+    path = tmp_path / "run.trec"
+    path.write_bytes(text)
+    with pytest.raises(InputError) as exc:
+        read_table(path, "run")
+    assert exc.value.line == line and needle in str(exc.value)
+    assert str(exc.value).startswith(f"{path}:{line}: ")
+
+
+@pytest.mark.parametrize(("text", "line", "needle"), [
+    (b"q1 0 d1 1\nq1 0 d2 1.5\n", 2, "grade '1.5' is not an integer"),
+    (b"q1 0 d1 1\nq1 0 d2 1 extra\n", 2, "expected 4 columns"),
+    (b"q1 0 d1 1\nq1 0 d1 2\n", 2, "document 'd1' judged twice for query 'q1'"),
+    (b"q1 0 d1 1e400\n", 1, "not an integer"),
+])
+def test_qrels_errors(tmp_path: Path, text: bytes, line: int, needle: str) -> None:
+    path = tmp_path / "qrels.trec"
+    path.write_bytes(text)
+    with pytest.raises(InputError) as exc:
+        read_table(path, "qrels")
+    assert exc.value.line == line and needle in str(exc.value)
+
+
+def test_decimals_are_read_exactly_as_float() -> None:
+    rng = random.Random(3)
+    tokens = ["0", "-0", "+1", "5.", ".5", "000123", "0.1", "0.3", "123456789012345",
+              "1234567890123456", "1e5", "-", ".", "1.2.3", "+-1", "inf", "9" * 15]
+    tokens += [f"{rng.uniform(-1e6, 1e6):.{rng.randint(0, 9)}f}" for _ in range(20000)]
+    ids = _encode(tokens)
+    values, fast = _decimals(ids.view(np.uint8).reshape(len(ids), -1))
+    for token, value, ok in zip(tokens, values.tolist(), fast.tolist(), strict=True):
+        if ok:
+            assert value == float(token) and np.signbit(value) == np.signbit(float(token))
+    assert fast[:9].all() and not fast[9:16].any()
+
+
+# --- evaluate from columns ----------------------------------------------------------------
+
+MEASURES = ["ndcg@10", "mrr@10", "recall@100", "map", "P@5", "r_precision", "hit@3", "ndcg"]
+
+
+def random_case(rng: random.Random) -> tuple[dict, dict]:
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    docs = [f"d{i}" for i in range(25)]
+    for q in range(rng.randint(1, 30)):
+        qid = rng.choice(["q", "Q", "query-"]) + str(q)
+        if rng.random() < 0.9:
+            qrels[qid] = {d: rng.randint(-1, 3) for d in rng.sample(docs, rng.randint(1, 8))}
+        if rng.random() < 0.9:
+            scores = [0.0, 0.5, 1.0, 2.0] if rng.random() < 0.5 else [rng.random()]
+            run[qid] = {d: rng.choice(scores) if len(scores) > 1 else rng.random()
+                        for d in rng.sample(docs, rng.randint(0, 20))}
+    return qrels, run
+
+
+def as_columns(d: dict) -> tuple[list, list, list]:
+    return ([q for q, docs in d.items() for _ in docs], [x for docs in d.values() for x in docs],
+            [v for docs in d.values() for v in docs.values()])
+
+
+@pytest.mark.parametrize("missing", ["zero", "skip"])
+def test_columns_give_the_dict_values_bit_for_bit(missing: str) -> None:
+    rng = random.Random(11)
+    for _ in range(150):
+        qrels, run = random_case(rng)
+        # columns cannot list a query without documents: the dicts leave it out too
+        run = {q: docs for q, docs in run.items() if docs or rng.random() < 0.5}
+        ours = evaluate(qrels, run, MEASURES, missing_queries=missing)  # type: ignore[arg-type]
+        nonempty = {q: docs for q, docs in run.items() if docs}
+        same = evaluate(qrels, nonempty, MEASURES, missing_queries=missing)  # type: ignore[arg-type]
+        assert evaluate(tuple(as_columns(qrels)), tuple(as_columns(run)), MEASURES,
+                        missing_queries=missing) == same  # type: ignore[arg-type]
+        for q_in, r_in in [(as_columns(qrels), run)]:
+            got = evaluate(tuple(q_in) if isinstance(q_in, list | tuple) else q_in,
+                           tuple(r_in) if isinstance(r_in, list | tuple) else r_in,
+                           MEASURES, missing_queries=missing)  # type: ignore[arg-type]
+            assert got == ours
+
+
+def test_columns_agree_with_pytrec_eval() -> None:
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    rng = random.Random(5)
+    names = {"ndcg_cut_10": "ndcg_at_10", "recall_100": "recall_at_100", "map": "map",
+             "P_5": "precision_at_5", "recip_rank": "mrr"}
+    for _ in range(100):
+        qrels, run = random_case(rng)
+        run = {q: docs for q, docs in run.items() if docs}
+        ref = pytrec_eval.RelevanceEvaluator(qrels, set(names)).evaluate(run)
+        got = evaluate(tuple(as_columns(qrels)), tuple(as_columns(run)), list(names.values()),
+                       missing_queries="skip")["per_query"]
+        assert set(got) == set(ref)
+        for qid, values in ref.items():
+            for theirs, mine in names.items():
+                assert abs(got[qid][mine] - values[theirs]) < 1e-9, (qid, mine)
+
+
+def test_a_data_frame_is_columns() -> None:
+    pd = pytest.importorskip("pandas")
+    qrels = pd.DataFrame({"qid": ["q1", "q1", "q2"], "docid": ["a", "b", "c"],
+                          "grade": [1, 0, 2]})
+    run = pd.DataFrame({"qid": ["q1", "q1", "q2", "q2"], "docid": ["a", "b", "c", "x"],
+                        "score": [0.9, 0.8, 0.1, 0.7]})
+    res = evaluate(qrels, run, ["mrr", "ndcg@2"])
+    assert res["per_query"] == {"q1": {"mrr": 1.0, "ndcg_at_2": 1.0},
+                                "q2": {"mrr": 0.5, "ndcg_at_2": pytest.approx(1 / np.log2(3))}}
+    with pytest.raises(ValueError, match="missing score"):
+        evaluate(qrels, run.rename(columns={"score": "s"}), ["mrr"])
+
+
+def test_bad_columns_are_refused() -> None:
+    qrels = (["q1"], ["a"], [1])
+    with pytest.raises(ValueError, match="document 'a' appears more than once in the run"):
+        evaluate(qrels, (["q1", "q1"], ["a", "a"], [1.0, 2.0]), ["mrr"])
+    with pytest.raises(ValueError, match="run scores must be finite"):
+        evaluate(qrels, (["q1"], ["a"], [float("nan")]), ["mrr"])
+    with pytest.raises(ValueError, match="differ in length"):
+        evaluate(qrels, (["q1", "q1"], ["a"], [1.0]), ["mrr"])
+    with pytest.raises(ValueError, match="qrels grades must be integers"):
+        evaluate((["q1"], ["a"], [1.5]), (["q1"], ["a"], [1.0]), ["mrr"])
+
+
+# --- the console command ------------------------------------------------------------------
+
+
+def test_trec_eval_starts_without_typer(tmp_path: Path) -> None:
+    (tmp_path / "q").write_text("q1 0 d1 1\n")
+    (tmp_path / "r").write_text("q1 Q0 d1 1 0.5 t\n")
+    code = ("import sys\nfrom ragassay.command import main\ntry:\n    main(sys.argv[1:])\n"
+            "except SystemExit:\n    pass\n"
+            "assert not {'typer', 'rich', 'pydantic'} & set(sys.modules), 'imported'\n")
+    res = subprocess.run([sys.executable, "-c", code, "trec-eval", "-m", "map",
+                          str(tmp_path / "q"), str(tmp_path / "r")], capture_output=True,
+                         text=True, env={"PYTHONPATH": str(ROOT / "src")})
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == "map                   \tall\t1.0000\n"
+    res = subprocess.run([sys.executable, "-m", "ragassay", "trec-eval", "--help"],
+                         capture_output=True, text=True, env={"PYTHONPATH": str(ROOT / "src")})
+    assert res.returncode == 0 and "-M N" in res.stdout and "Relevance level" in res.stdout
