@@ -20,7 +20,6 @@ answered is on record. ``/metrics`` (Prometheus text) counts prompt and generate
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import os
 import signal
@@ -73,14 +72,6 @@ def xllamacpp_installed() -> bool:
     return importlib.util.find_spec("xllamacpp") is not None
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def check_model(path: Path, field: str = "--model") -> str:
     """The sha256 of the GGUF at ``path``, after checking that it is a GGUF file and, when
     it is the packaged model's file, that its sha256 is the recorded one. Raises
@@ -91,6 +82,8 @@ def check_model(path: Path, field: str = "--model") -> str:
         if fh.read(4) != b"GGUF":
             raise InputError(path, "not a GGUF file (it does not start with 'GGUF')",
                              field=field)
+    from .ingest import file_sha256  # the one file hash (inputs, index, models)
+
     sha = file_sha256(path)
     if path.name == PACKAGED_MODEL.filename and sha != PACKAGED_MODEL.sha256:
         raise InputError(path, f"sha256 {sha} is not the recorded {PACKAGED_MODEL.sha256} of "
