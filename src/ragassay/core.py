@@ -181,7 +181,10 @@ def predict(cfg: EvalConfig, inputs: Inputs, *, k: int, threshold: float | None 
     from .pipeline import Pipeline
 
     executor = executor or LocalExecutor()
-    pipeline = pipeline or Pipeline(inputs.store, cfg)  # built here: bad config fails first
+    if pipeline is None and isinstance(executor, LocalExecutor):
+        # built before the timed stages; workers build their own (a bad config fails in the
+        # first unit, as the same InputError), so the driver does not build one it never uses
+        pipeline = Pipeline(inputs.store, cfg)
     work = work_of(executor, cfg, inputs, pipeline)
     timings: dict[str, float] = {}
     if not rankings:
