@@ -334,8 +334,10 @@ def test_snap_in_float32_gives_the_float64_bits(seed: int, exponent: float, bits
     x = (rng.standard_normal((int(rng.integers(1, 30)), int(rng.integers(1, 80))))
          * 10.0**exponent).astype(np.float32)
     x[rng.random(x.shape) < 0.3] = 0
-    if seed % 2:  # multiples of 1/16 of the peak: many exact halves at 4 bits
-        x = (np.rint(x / np.abs(x).max(initial=1) * 16) / 16).astype(np.float32)
+    if seed % 2:  # rows of peak 0.75 (grid 2**-bits) whose values lie halfway on the grid
+        halves = rng.integers(-2**10, 2**10, x.shape) + 0.5
+        x = (halves * 2.0**-bits).astype(np.float32)
+        x[:, 0] = 0.75
     peak = np.abs(x).max(axis=1).astype(np.float64)
     shift = np.clip(bits - np.frexp(peak)[1], -1000, 1000)[:, None]
     want = (np.rint(x.astype(np.float64) * np.ldexp(1.0, shift))
