@@ -58,6 +58,7 @@ snapped exact ones, and are not covered by the guarantee above; it is used only 
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -102,29 +103,51 @@ def snap(vectors: np.ndarray, bits: int) -> np.ndarray:
     x = np.asarray(vectors)
     if x.ndim != 2:
         raise ValueError(f"expected a 2-d array of vectors, got shape {x.shape}")
-    peak = np.abs(x).max(axis=1).astype(np.float64) if x.shape[1] else np.zeros(len(x))
-    if not np.isfinite(peak).all():
-        raise ValueError("vectors hold NaN or infinite values")
-    _, exponent = np.frexp(peak)  # peak = m * 2**exponent with 0.5 <= m < 1 (0 for 0)
-    # Powers of two, so multiplying by them is exact (clipped: no overflow for tiny rows).
-    shift = np.clip(bits - exponent, -1000, 1000)
-    up, down = np.ldexp(1.0, shift)[:, None], np.ldexp(1.0, -shift)[:, None]
     out = np.empty(x.shape, dtype=np.float32)
-    # float32 rows whose powers of two are float32 numbers are snapped in float32: scaling
-    # by a power of two and rint are exact there, and the last product rounds the exact
-    # value once, as storing the float64 result does, so the bits are the same (and it is
-    # several times faster than converting to float64). Others go through float64.
-    in_float32 = x.dtype == np.float32 and bool((np.abs(shift) <= 100).all())
-    work = np.float32 if in_float32 else np.float64
-    up, down = up.astype(work), down.astype(work)
     step = max(1, _BLOCK_BUDGET // max(x.shape[1], 1))
-    for start in range(0, len(x), step):
-        part = x[start : start + step].astype(work)
-        part *= up[start : start + step]
+    for start in range(0, len(x), step):  # a block at a time: no whole-array temporaries
+        block = x[start : start + step]
+        peak = (np.abs(block).max(axis=1).astype(np.float64) if x.shape[1]
+                else np.zeros(len(block)))
+        if not np.isfinite(peak).all():
+            raise ValueError("vectors hold NaN or infinite values")
+        _, exponent = np.frexp(peak)  # peak = m * 2**exponent with 0.5 <= m < 1 (0 for 0)
+        # Powers of two, so multiplying by them is exact (clipped: no overflow for tiny rows).
+        shift = np.clip(bits - exponent, -1000, 1000)
+        # float32 rows whose powers of two are float32 numbers are snapped in float32:
+        # scaling by a power of two and rint are exact there, and the last product rounds
+        # the exact value once, as storing the float64 result does, so the bits are the
+        # same (and it is several times faster than converting to float64). Others go
+        # through float64.
+        work = (np.float32 if x.dtype == np.float32 and bool((np.abs(shift) <= 100).all())
+                else np.float64)
+        part: np.ndarray = block.astype(work)
+        part *= np.ldexp(1.0, shift).astype(work)[:, None]
         np.rint(part, out=part)
-        part *= down[start : start + step]
+        part *= np.ldexp(1.0, -shift).astype(work)[:, None]
         out[start : start + step] = part
+        release_rows(x, start, start + step)
     return out
+
+
+def release_rows(x: np.ndarray, start: int, stop: int) -> None:
+    """Let the OS take back the memory of rows ``start:stop`` of a memory-mapped array once
+    they are read (``madvise(MADV_DONTNEED)``: the pages leave this process, the file's
+    data stays in the OS cache and is read again if the rows are used). So an index loaded
+    as a memory map and snapped by :class:`ExactSearch` is held once, as snapped rows. A
+    no-op for an array in memory or a view that is not C-contiguous."""
+    base = x.base
+    while base is not None and not isinstance(base, mmap.mmap):
+        base = getattr(base, "base", None)
+    if base is None or not x.flags.c_contiguous or not hasattr(mmap, "MADV_DONTNEED"):
+        return
+    offset = x.ctypes.data - np.frombuffer(base, dtype=np.uint8).ctypes.data
+    row = x.strides[0] if x.ndim else 0
+    page = mmap.PAGESIZE
+    first = -(-(offset + start * row) // page) * page  # whole pages inside the rows only
+    last = (offset + min(stop, len(x)) * row) // page * page
+    if last > first:
+        base.madvise(mmap.MADV_DONTNEED, first, last - first)
 
 
 @dataclass(frozen=True)
