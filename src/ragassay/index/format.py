@@ -210,22 +210,23 @@ def _streamed_parts(path: Path) -> tuple[dict[str, Any], Callable[[str], Iterato
         # Where each list starts and ends, so that a layout broken further down is found
         # before the first record is validated (the whole-file decoder names its error).
         bounds: dict[str, tuple[int, int]] = {}
-        first = fh.tell()
+        at = len(head_text) + len(_LISTS[0])
         for key, closing, following in (("documents", b" ],\n", _LISTS[1]),
                                         ("chunks", b" ]\n", b"}\n")):
-            end = first
-            for line in iter(fh.readline, b""):
+            first = at
+            for line in fh:
                 if line == closing:
                     break
-                if not (line.startswith(b" {") and line.rstrip(b"\n").endswith((b"},", b"}"))):
+                if not (line.startswith(b" {") and line.endswith((b"},\n", b"}\n"))):
                     return None
-                end = fh.tell()
+                at += len(line)
             else:
                 return None
-            bounds[key] = (first, end)
+            bounds[key] = (first, at)
+            at += len(closing)
             if fh.readline() != following:
                 return None
-            first = fh.tell()
+            at += len(following)
         if fh.read(1):
             return None
 
@@ -233,10 +234,11 @@ def _streamed_parts(path: Path) -> tuple[dict[str, Any], Callable[[str], Iterato
         start, stop = bounds[key]
         with path.open("rb") as fh:
             fh.seek(start)
-            while fh.tell() < stop:
-                body = fh.readline().rstrip(b"\n").removesuffix(b",")
+            while start < stop:
+                line = fh.readline()
+                start += len(line)
                 try:
-                    yield json.loads(body[1:])
+                    yield json.loads(line[1:].rstrip(b"\n").removesuffix(b","))
                 except (json.JSONDecodeError, UnicodeDecodeError):
                     # Not valid JSON after all: decode the whole file for the error.
                     read_json(path, hint=f"; {_REBUILD}")
