@@ -261,7 +261,8 @@ class _Texts:
         # (how many rows at most, the rows): a word's exact postings, or the postings of
         # every word ending with the first piece / beginning with the last one.
         sets: list[tuple[int, Callable[[], Iterable[int]]]] = [
-            (len(words.get(w, [])), partial(words.get, w, [])) for w in set(parts[1:-1])]
+            (len(words[w]), partial(words.__getitem__, w)) if w in words else (0, list)
+            for w in set(parts[1:-1])]  # a word no text has: no row
         for affix, piece in ((ends_with, parts[0]), (starts_with, parts[-1])):
             if piece:  # an empty piece (a needle starting or ending with a space) says nothing
                 sets.append((affix.size(piece), partial(affix.rows, piece)))
