@@ -205,3 +205,23 @@ def test_look_ups_are_built_once_per_store() -> None:
     texts = index.cache["gold.anchor_texts"]
     anchor_label(GoldEvidence(chunk_id="gone", support_claim="API"), index)
     assert index.cache["gold.anchor_texts"] is texts
+
+
+def test_rows_with_finds_what_a_scan_finds() -> None:
+    """The word look-ups (inner words whole, the first piece ending a word, the last
+    beginning one) against `needle in text` on every row, for needles cut anywhere."""
+    from ragassay.gold import _Texts
+    rng = random.Random(7)
+    vocab = ["하자보수", "기간은", "시스템의", "ab", "abc", "bca", "ca", "a", "b", "c",
+             "12개월", "개월", "Frist", "frist", "\U0010ffff", "x\U0010ffff"]
+    texts = [" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 9))) for _ in range(300)]
+    texts += ["", " ", "ab  ca", " ab"]
+    look = _Texts(texts)
+    for _ in range(1500):
+        source = rng.choice(texts)
+        if source and rng.random() < 0.8:
+            i = rng.randrange(len(source))
+            needle = source[i : i + rng.randint(1, 25)]
+        else:
+            needle = " ".join(rng.choice(vocab) for _ in range(rng.randint(1, 3)))
+        assert look.rows_with(needle) == [r for r, t in enumerate(texts) if needle in t], needle

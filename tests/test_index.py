@@ -54,11 +54,27 @@ def files_of(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
 
-def edit_json(out: Path, change: Callable[[dict[str, Any]], Any]) -> None:
+def written_layout(data: dict[str, Any]) -> str:
+    """index.json as the build writes it: the head indented, then a record per line (the
+    layout the loader reads line by line)."""
+    head = json.dumps({k: v for k, v in data.items() if k not in ("documents", "chunks")},
+                      ensure_ascii=False, indent=1)
+    keys = [k for k in ("documents", "chunks") if k in data]
+    lists = [f' "{k}": [\n' + ",\n".join(" " + json.dumps(r, ensure_ascii=False)
+                                          for r in data[k]) + "\n ]" for k in keys]
+    return head[:-2] + ",\n" + ",\n".join(lists) + "\n}\n"
+
+
+def edit_json(out: Path, change: Callable[[dict[str, Any]], Any], layout: str = "compact"
+              ) -> None:
+    """Change the decoded index.json and write it back: on one line (read as one JSON
+    document), or in the written layout (read line by line)."""
     path = out / "index.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     change(data)
-    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    text = (written_layout(data) if layout == "written"
+            else json.dumps(data, ensure_ascii=False))
+    path.write_text(text, encoding="utf-8")
 
 
 def leftovers(parent: Path) -> list[str]:
@@ -311,13 +327,35 @@ def test_malformed_json(built: Path) -> None:
      "duplicate chunk_id 'a::chunk-001' (also chunks.0)"),
     (lambda d: d["chunks"][0].update(doc_id="ghost"), "chunks.0.doc_id", "unknown document"),
 ])
+@pytest.mark.parametrize("layout", ["compact", "written"])
 def test_bad_index_json_names_the_field(built: Path, change: Callable[[dict[str, Any]], Any],
-                                        field: str, message: str) -> None:
-    edit_json(built, change)
+                                        field: str, message: str, layout: str) -> None:
+    edit_json(built, change, layout)
     err = load_error(built)
     assert err.path == str(built / "index.json")
     assert err.field == field and message in err.message
     assert "rebuild with `ragassay index`" in err.message
+
+
+def test_index_json_read_line_by_line_or_whole_gives_the_same_index(built: Path) -> None:
+    path = built / "index.json"
+    written = path.read_text(encoding="utf-8")
+    assert written_layout(json.loads(written)) == written  # the test's layout is the build's
+    streamed = load_index(built)
+    edit_json(built, lambda d: None)  # the same data on one line: decoded whole
+    whole = load_index(built)
+    assert (streamed.meta, streamed.documents, streamed.chunks) == \
+        (whole.meta, whole.documents, whole.chunks)
+    # a record line broken in place: the whole-file decoder names the line
+    path.write_text(written.replace('"seq": ', '"seq" ', 1), encoding="utf-8")
+    err = load_error(built)
+    assert "malformed JSON" in err.message and err.line is not None and err.line > 5
+
+
+def test_embeddings_are_a_read_only_map_of_the_file(built: Path) -> None:
+    index = load_index(built)
+    assert isinstance(index.embeddings, np.memmap) and not index.embeddings.flags.writeable
+    assert np.array_equal(index.embeddings, np.load(built / "embeddings.npy"))
 
 
 def test_row_count_mismatch(built: Path) -> None:

@@ -281,3 +281,65 @@ def test_vector_retriever_min_score_and_size_check(hashing_index: Index) -> None
     assert cut.rank_of(full.hits[4].position) == 5
     with pytest.raises(ValueError, match="holds 3 vectors"):
         VectorRetriever(hashing_index, emb, ExactSearch(hashing_index.embeddings[:3]))
+
+
+# --- the float32 pass of exact search: the same answer as scoring every row exactly ---
+
+
+def near_ties(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
+    """Rows in clusters of copies a few float32 steps apart (and exact copies): many rows
+    whose float32 scores are within the search's error bound of each other."""
+    base = unit_rows(rng, max(n // 8, 1), d)[rng.integers(0, max(n // 8, 1), n)]
+    steps = rng.integers(-3, 4, (n, d)) * np.spacing(np.abs(base))
+    rows = (base + np.where(rng.random((n, 1)) < 0.5, steps, 0)).astype(np.float32)
+    return rows
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 40), st.sampled_from([3, 16, 200]))
+def test_exact_search_equals_every_row_scored_exactly(seed: int, k: int, d: int) -> None:
+    rng = np.random.default_rng(seed)
+    emb = near_ties(rng, 120, d)
+    q = np.concatenate([emb[rng.integers(0, len(emb), 4)], unit_rows(rng, 3, d)])
+    search = ExactSearch(emb)
+    full = search.scores(q)  # every row, exact float64 sums
+    track = [rng.integers(0, len(emb), 6).tolist() for _ in q]
+    found, ranks = search.search_tracked(q, k, track)
+    for i, row in enumerate(full):
+        assert found.positions[i].tolist() == top_k(row, k).tolist()
+        assert found.scores[i].tobytes() == row[top_k(row, k)].tobytes()
+        order = top_k(row, len(row)).tolist()
+        assert ranks[i] == {p: order.index(p) + 1 for p in track[i]}
+
+
+def test_exact_search_rescoring_by_hand() -> None:
+    # Rows 0 and 1 differ by one float32 step in one coordinate: their float32 products may
+    # tie or swap, their exact scores do not. Row 2 is row 0 again: tied, the lower first.
+    a = np.float32(0.6)
+    emb = np.array([[a, 0.8], [np.nextafter(a, np.float32(1)), 0.8], [a, 0.8], [0, 1]],
+                   np.float32)
+    q = np.array([[1, 0]], np.float32)
+    found, ranks = ExactSearch(emb).search_tracked(q, 2, [[0, 1, 2, 3]])
+    assert found.positions.tolist() == [[1, 0]]
+    assert ranks == [{1: 1, 0: 2, 2: 3, 3: 4}]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.floats(-35, 35), st.sampled_from([20, 21, 22, 24]))
+def test_snap_in_float32_gives_the_float64_bits(seed: int, exponent: float, bits: int) -> None:
+    """The float32 fast path of snap against the definition computed in float64, on rows of
+    every magnitude (the fast path stops where its powers of two leave float32), with zeros
+    and values halfway between grid points (rint: half to even)."""
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal((int(rng.integers(1, 30)), int(rng.integers(1, 80))))
+         * 10.0**exponent).astype(np.float32)
+    x[rng.random(x.shape) < 0.3] = 0
+    if seed % 2:  # rows of peak 0.75 (grid 2**-bits) whose values lie halfway on the grid
+        halves = rng.integers(-2**10, 2**10, x.shape) + 0.5
+        x = (halves * 2.0**-bits).astype(np.float32)
+        x[:, 0] = 0.75
+    peak = np.abs(x).max(axis=1).astype(np.float64)
+    shift = np.clip(bits - np.frexp(peak)[1], -1000, 1000)[:, None]
+    want = (np.rint(x.astype(np.float64) * np.ldexp(1.0, shift))
+            * np.ldexp(1.0, -shift)).astype(np.float32)
+    assert vector.snap(x, bits).tobytes() == want.tobytes()

@@ -12,9 +12,10 @@ every run's record); :func:`label_fixes` and :func:`fixed_gold_text` write repai
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -203,14 +204,16 @@ def check_gold(records: Iterable[GoldRecord], questions: Sequence[Question],
 
 
 class _Texts:
-    """Texts searched for needles (one per row), with two look-ups built on first use:
-    each space-separated word → the rows holding it, and all texts joined by NUL with each
-    row's start offset. :meth:`rows_with` finds the rows holding a needle as a substring
-    without reading every text."""
+    """Texts searched for needles (one per row), with look-ups built on first use: each
+    space-separated word → the rows holding it; the distinct words sorted, and sorted by
+    their reversed spelling, to find the words beginning or ending with a piece; and all
+    texts joined by NUL with each row's start offset. :meth:`rows_with` finds the rows
+    holding a needle as a substring without reading every text."""
 
     def __init__(self, texts: list[str]) -> None:
         self.texts = texts
         self._words: dict[str, list[int]] | None = None
+        self._affixes: tuple[_Affixes, _Affixes] | None = None
         self._joined: tuple[str, list[int]] | None = None
 
     def words(self) -> dict[str, list[int]]:
@@ -221,6 +224,13 @@ class _Texts:
                     words.setdefault(w, []).append(row)
             self._words = words
         return self._words
+
+    def affixes(self) -> tuple[_Affixes, _Affixes]:
+        """The look-ups of words by their beginning and by their end."""
+        if self._affixes is None:
+            words = self.words()
+            self._affixes = (_Affixes(words), _Affixes(words, reverse=True))
+        return self._affixes
 
     def joined(self) -> tuple[str, list[int]]:
         if self._joined is None:
@@ -234,23 +244,39 @@ class _Texts:
     def rows_with(self, needle: str) -> list[int]:
         """The rows whose text holds ``needle``, ascending.
 
-        A needle of three or more words: a text holding it holds each inner word as a
-        whole word (texts and needle have single spaces), so only the rows holding every
-        inner word are checked. A shorter needle: every occurrence in the joined text,
-        one per row. A needle holding the separator (or none at all): every row checked.
+        A needle of two or more words: a text holding it holds each inner word as a whole
+        word, a word ending with the needle's first word and one beginning with its last
+        (texts and needle have single spaces), so only the rows meeting the most selective
+        of these, then the others while they stay selective, are checked. A single word:
+        every occurrence in the joined text, one per row. A needle holding the separator
+        (or none at all, or only spaces): every row checked.
         """
         if not needle or "\0" in needle:
             return [r for r, t in enumerate(self.texts) if needle in t]
-        inner = needle.split(" ")[1:-1]
-        if inner:
-            words = self.words()
-            postings = sorted((words.get(w, []) for w in set(inner)), key=len)
-            rows = set(postings[0])
-            for p in postings[1:]:
-                if len(rows) * 8 < len(p):  # reading the few texts costs less than this
-                    break
-                rows.intersection_update(p)
-            return sorted(r for r in rows if needle in self.texts[r])
+        parts = needle.split(" ")
+        if len(parts) == 1:
+            return self._rows_in_joined(needle)
+        words = self.words()
+        starts_with, ends_with = self.affixes()
+        # (how many rows at most, the rows): a word's exact postings, or the postings of
+        # every word ending with the first piece / beginning with the last one.
+        sets: list[tuple[int, Callable[[], Iterable[int]]]] = [
+            (len(words[w]), partial(words.__getitem__, w)) if w in words else (0, list)
+            for w in set(parts[1:-1])]  # a word no text has: no row
+        for affix, piece in ((ends_with, parts[0]), (starts_with, parts[-1])):
+            if piece:  # an empty piece (a needle starting or ending with a space) says nothing
+                sets.append((affix.size(piece), partial(affix.rows, piece)))
+        if not sets:
+            return [r for r, t in enumerate(self.texts) if needle in t]
+        sets.sort(key=lambda x: x[0])
+        rows = set(sets[0][1]())
+        for size, getter in sets[1:]:
+            if len(rows) * 8 < size:  # reading the few texts costs less than this
+                break
+            rows.intersection_update(getter())
+        return sorted(r for r in rows if needle in self.texts[r])
+
+    def _rows_in_joined(self, needle: str) -> list[int]:
         text, starts = self.joined()
         out: list[int] = []
         at = text.find(needle)
@@ -261,7 +287,6 @@ class _Texts:
                 break
             at = text.find(needle, starts[row + 1])
         return out
-
 
     def nearest(self, needle: str, n: int) -> list[tuple[int, float]]:
         """The ``n`` rows most like ``needle`` with their similarity, best first (ties in
@@ -300,6 +325,40 @@ def _bigrams(text: str) -> set[str]:
     squeezed = text.replace(" ", "")
     return {squeezed[i:i + 2] for i in range(len(squeezed) - 1)} or ({squeezed} if squeezed
                                                                        else set())
+
+
+class _Affixes:
+    """The distinct words of some texts sorted by their spelling (or, ``reverse``, by their
+    reversed spelling), so that the words beginning (ending) with a piece are one range,
+    found by bisection, with the running count of their rows to size it without reading it."""
+
+    def __init__(self, postings: dict[str, list[int]], *, reverse: bool = False) -> None:
+        self.reverse, self.postings = reverse, postings
+        keyed = sorted((w[::-1] if reverse else w, w) for w in postings)
+        self.keys = [k for k, _ in keyed]
+        self.words = [w for _, w in keyed]
+        self.counts = [0]
+        for w in self.words:
+            self.counts.append(self.counts[-1] + len(postings[w]))
+
+    def _range(self, piece: str) -> tuple[int, int]:
+        key = piece[::-1] if self.reverse else piece
+        lo = bisect_left(self.keys, key)
+        # The first string after every one beginning with ``key``: its last character
+        # raised by one (characters at the top of Unicode dropped first).
+        top = key.rstrip("\U0010ffff")
+        if not top:
+            return lo, len(self.keys)
+        return lo, bisect_left(self.keys, top[:-1] + chr(ord(top[-1]) + 1), lo)
+
+    def size(self, piece: str) -> int:
+        """An upper bound of the rows holding a word with this beginning (end)."""
+        lo, hi = self._range(piece)
+        return self.counts[hi] - self.counts[lo]
+
+    def rows(self, piece: str) -> set[int]:
+        lo, hi = self._range(piece)
+        return {r for w in self.words[lo:hi] for r in self.postings[w]}
 
 
 class _AnchorTexts:

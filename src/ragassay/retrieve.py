@@ -206,12 +206,16 @@ class VectorRetriever:
             batch = list(queries[start : start + self.batch_size])
             q = self.embedder.embed_queries(batch).astype(np.float32, copy=False)
             if isinstance(engine, ExactSearch):
-                # Sub-batches keep the score matrix within the search's memory budget.
-                for sub in range(0, len(q), engine.batch_size):
-                    for row in engine.scores(q[sub : sub + engine.batch_size]):
-                        out.append(ranking_from_scores(
-                            self.index, row, k, min_score=self.min_score,
-                            track=track[len(out)] if track is not None else ()))
+                wanted = track[len(out) : len(out) + len(batch)] if track is not None else None
+                found, ranks = engine.search_tracked(q, k, wanted)
+                for i in range(len(batch)):
+                    positions, scores = found.positions[i], found.scores[i]
+                    if self.min_score is not None:  # float32 scores against it, as ever
+                        keep = scores >= self.min_score
+                        positions, scores = positions[keep], scores[keep]
+                    hits = [Hit(self.index.chunks[p].chunk_id, p, s) for p, s in
+                            zip(positions.tolist(), scores.tolist(), strict=True)]
+                    out.append(Ranking(hits=hits, ranks=ranks[i]))
                 continue
             found = engine.search(q, k)
             for i in range(len(batch)):

@@ -37,11 +37,18 @@ The cost in precision:
 snapping moves a value by at most ``2**-(b+1)`` times a power of two above its vector's
 largest value, so a score of unit vectors moves by well under 1e-6 (at most 4.2e-7 on
 the fixture's hashing vectors, a few float32 roundings), far below any difference
-between texts; rankings of the fixture are unchanged. The cost in time: a
-float64 product instead of a float32 one, and the rows snapped once at construction.
-Measured on 2 shared cores, 1,000 unit queries x 100,000 rows x 1,024 dimensions (best of
-3): search 0.74 s → 2.23 s (2 BLAS threads), 1.29 s → 2.75 s (1 thread); construction
-0 → 0.8 s.
+between texts; rankings of the fixture are unchanged.
+
+Fast, and still exact. Taking every product in float64 costs about five times the float32
+one (a float64 copy of the rows per batch, half the SIMD width). So :meth:`ExactSearch.search`
+first takes the float32 product of the snapped vectors, whose error is bounded whatever the
+BLAS does: ``|fl32(q·r) − q·r| ≤ γ_n ‖q‖ ‖r‖``, ``γ_n = n·u / (1 − n·u)``, ``u = 2**-24``,
+n the dimension (Higham, *Accuracy and Stability of Numerical Algorithms*, §3.1: any order
+of summation, with or without fused multiply-adds). Only the rows whose float32 score lies
+within twice that bound (plus a few float32 spacings) of the k-th best, or of a tracked
+row's score, could be ordered differently by the exact scores; those rows are scored again
+exactly (float64, as above), and the hits, their scores and the tracked ranks are taken
+from the exact scores alone. The result is bit for bit that of scoring every row exactly.
 
 :class:`ApproximateSearch` is left to faiss: its scores are faiss's own float32 inner
 products (computed per query, a query's walk not depending on the other queries), not the
@@ -51,6 +58,8 @@ snapped exact ones, and are not covered by the guarantee above; it is used only 
 
 from __future__ import annotations
 
+import mmap
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -69,6 +78,7 @@ ANN_THRESHOLD = 1_000_000
 _SCORE_BUDGET = 1 << 25
 # Rows are scored in blocks of at most this many float64 values (32 MB).
 _BLOCK_BUDGET = 1 << 22
+_FLOAT32_UNIT = 2.0**-24  # unit roundoff of float32
 
 
 def quantization_bits(dimension: int) -> int:
@@ -93,22 +103,51 @@ def snap(vectors: np.ndarray, bits: int) -> np.ndarray:
     x = np.asarray(vectors)
     if x.ndim != 2:
         raise ValueError(f"expected a 2-d array of vectors, got shape {x.shape}")
-    peak = np.abs(x).max(axis=1).astype(np.float64) if x.shape[1] else np.zeros(len(x))
-    if not np.isfinite(peak).all():
-        raise ValueError("vectors hold NaN or infinite values")
-    _, exponent = np.frexp(peak)  # peak = m * 2**exponent with 0.5 <= m < 1 (0 for 0)
-    # Powers of two, so multiplying by them is exact (clipped: no overflow for tiny rows).
-    shift = np.clip(bits - exponent, -1000, 1000)
-    up, down = np.ldexp(1.0, shift)[:, None], np.ldexp(1.0, -shift)[:, None]
     out = np.empty(x.shape, dtype=np.float32)
     step = max(1, _BLOCK_BUDGET // max(x.shape[1], 1))
-    for start in range(0, len(x), step):
-        part = x[start : start + step].astype(np.float64)
-        part *= up[start : start + step]
+    for start in range(0, len(x), step):  # a block at a time: no whole-array temporaries
+        block = x[start : start + step]
+        peak = (np.abs(block).max(axis=1).astype(np.float64) if x.shape[1]
+                else np.zeros(len(block)))
+        if not np.isfinite(peak).all():
+            raise ValueError("vectors hold NaN or infinite values")
+        _, exponent = np.frexp(peak)  # peak = m * 2**exponent with 0.5 <= m < 1 (0 for 0)
+        # Powers of two, so multiplying by them is exact (clipped: no overflow for tiny rows).
+        shift = np.clip(bits - exponent, -1000, 1000)
+        # float32 rows whose powers of two are float32 numbers are snapped in float32:
+        # scaling by a power of two and rint are exact there, and the last product rounds
+        # the exact value once, as storing the float64 result does, so the bits are the
+        # same (and it is several times faster than converting to float64). Others go
+        # through float64.
+        work = (np.float32 if x.dtype == np.float32 and bool((np.abs(shift) <= 100).all())
+                else np.float64)
+        part: np.ndarray = block.astype(work)
+        part *= np.ldexp(1.0, shift).astype(work)[:, None]
         np.rint(part, out=part)
-        part *= down[start : start + step]
+        part *= np.ldexp(1.0, -shift).astype(work)[:, None]
         out[start : start + step] = part
+        release_rows(x, start, start + step)
     return out
+
+
+def release_rows(x: np.ndarray, start: int, stop: int) -> None:
+    """Let the OS take back the memory of rows ``start:stop`` of a memory-mapped array once
+    they are read (``madvise(MADV_DONTNEED)``: the pages leave this process, the file's
+    data stays in the OS cache and is read again if the rows are used). So an index loaded
+    as a memory map and snapped by :class:`ExactSearch` is held once, as snapped rows. A
+    no-op for an array in memory or a view that is not C-contiguous."""
+    base = x.base
+    while base is not None and not isinstance(base, mmap.mmap):
+        base = getattr(base, "base", None)
+    if base is None or not x.flags.c_contiguous or not hasattr(mmap, "MADV_DONTNEED"):
+        return
+    offset = x.ctypes.data - np.frombuffer(base, dtype=np.uint8).ctypes.data
+    row = x.strides[0] if x.ndim else 0
+    page = mmap.PAGESIZE
+    first = -(-(offset + start * row) // page) * page  # whole pages inside the rows only
+    last = (offset + min(stop, len(x)) * row) // page * page
+    if last > first:
+        base.madvise(mmap.MADV_DONTNEED, first, last - first)
 
 
 @dataclass(frozen=True)
@@ -170,26 +209,32 @@ class ExactSearch:
     """Exact inner-product search: every row scored, reproducibly (see the module docstring).
 
     The rows are snapped once at construction (:func:`snap`); each query batch is snapped
-    the same way and scored against blocks of rows in float64, where every sum is exact,
-    then rounded once to float32. A (query, row) score therefore depends on nothing but
-    those two vectors: not on the BLAS library or its thread count, the other queries of a
-    batch, the batch size or the query order. Memory: the snapped rows (float32, as much as
-    the embeddings) plus, per batch, at most 2**25 float32 scores and float64 blocks of at
-    most 2**22 values.
+    the same way. A (query, row) score is the exact float64 inner product of the snapped
+    vectors rounded once to float32, so it depends on nothing but those two vectors: not
+    on the BLAS library or its thread count, the other queries of a batch, the batch size
+    or the query order. :meth:`search` finds the best rows through the float32 product and
+    rescoring exactly the rows its error bound leaves in doubt (module docstring); the
+    result equals scoring every row exactly (:meth:`scores`). Memory: the snapped rows
+    (float32, as much as the embeddings; the embeddings themselves are not kept) plus, per
+    batch, at most 2**25 float32 scores.
     """
 
     kind = "exact"
 
     def __init__(self, embeddings: np.ndarray) -> None:
-        self.embeddings = _as_matrix(embeddings)
-        self.size, self.dimension = self.embeddings.shape
+        rows = _as_matrix(embeddings)
+        self.size, self.dimension = rows.shape
         self.bits = quantization_bits(self.dimension)
-        self._rows = snap(self.embeddings, self.bits)
+        self._rows = snap(rows, self.bits)
+        del rows
         self.batch_size = max(1, _SCORE_BUDGET // max(self.size, 1))
         self._block = max(1, _BLOCK_BUDGET // max(self.dimension, 1))
+        self._row_norm = _max_norm(self._rows, self._block)
+        n = max(self.dimension, 1)
+        self._gamma = n * _FLOAT32_UNIT / (1 - n * _FLOAT32_UNIT)
 
     def scores(self, queries: np.ndarray) -> np.ndarray:
-        """Every row's score for every query, ``(num_queries, size)`` float32."""
+        """Every row's exact score for every query, ``(num_queries, size)`` float32."""
         q = _as_matrix(queries, self.dimension)
         out = np.empty((len(q), self.size), dtype=np.float32)
         for start in range(0, len(q), self.batch_size):
@@ -212,22 +257,84 @@ class ExactSearch:
             out[:, start:stop] = qf @ part.T  # the one rounding, to float32
         return out
 
+    def _exact(self, positions: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """The exact float32 scores of some rows for one snapped float64 query (as
+        :meth:`_scores`: exact float64 sums, one rounding)."""
+        return (self._rows[positions].astype(np.float64) @ query).astype(np.float32)
+
     def search(self, queries: np.ndarray, k: int) -> Neighbours:
         """The k best rows per query (fewer when ``size < k``); ``k <= 0`` gives none."""
+        return self.search_tracked(queries, k)[0]
+
+    def search_tracked(self, queries: np.ndarray, k: int,
+                       track: Sequence[Iterable[int]] | None = None
+                       ) -> tuple[Neighbours, list[dict[int, int]]]:
+        """:meth:`search`, and for query i the 1-based rank in the whole index of each row
+        of ``track[i]`` (the rows scoring higher, plus those before it scoring the same,
+        plus one: the tie rule of :func:`top_k`), both as scoring every row exactly gives."""
         q = _as_matrix(queries, self.dimension)
         k = min(max(k, 0), self.size)
         positions = np.empty((len(q), k), dtype=np.int64)
         scores = np.empty((len(q), k), dtype=np.float32)
+        ranks: list[dict[int, int]] = []
         for start in range(0, len(q), self.batch_size):
-            block = self._scores(q[start : start + self.batch_size])
-            for i, row in enumerate(block, start=start):
-                positions[i] = top_k(row, k)
-                scores[i] = row[positions[i]]
-        return Neighbours(positions, scores)
+            sq = snap(q[start : start + self.batch_size], self.bits)
+            approx = sq @ self._rows.T  # float32: fast, within the bound of each query
+            bound = 2 * self._gamma * self._row_norm * np.linalg.norm(
+                sq.astype(np.float64), axis=1)  # twice the bound: the norms are rounded too
+            for j, (row, exact_q) in enumerate(zip(approx, sq.astype(np.float64),
+                                                   strict=True)):
+                i = start + j
+                if k:
+                    kth = float(np.partition(row, self.size - k)[self.size - k])
+                    cand = np.flatnonzero(row >= _below(kth, bound[j]))
+                    cand_scores = self._exact(cand, exact_q)
+                    order = np.lexsort((cand, -cand_scores))[:k]
+                    positions[i], scores[i] = cand[order], cand_scores[order]
+                tracked = track[i] if track is not None else ()
+                ranks.append({int(p): self._rank(row, exact_q, int(p), bound[j])
+                              for p in tracked})
+        return Neighbours(positions, scores), ranks
+
+    def _rank(self, approx: np.ndarray, query: np.ndarray, position: int,
+              bound: float) -> int:
+        """The exact rank of row ``position``: rows whose float32 score is beyond its band
+        are surely above or below it; the band's rows are compared exactly."""
+        score = float(self._exact(np.array([position]), query)[0])
+        lo, hi = _below(score, bound), _above(score, bound)
+        band = np.flatnonzero((approx >= lo) & (approx <= hi))
+        band_scores = self._exact(band, query)
+        ahead = int(np.count_nonzero(approx > hi)) + int(np.count_nonzero(band_scores > score))
+        tied_before = int(np.count_nonzero((band_scores == score) & (band < position)))
+        return ahead + tied_before + 1
 
     def describe(self) -> dict[str, Any]:
         """What an index records about the search: ``{"kind": "exact", "size": n}``."""
         return {"kind": self.kind, "size": self.size}
+
+
+def _margin(center: float, bound: float) -> float:
+    """How far a float32 score may lie from an exact score ``center`` (itself rounded to
+    float32) and still be ordered either way: the bound of both, plus float32 spacings
+    for the roundings of the exact score and of the threshold."""
+    return 2 * bound + 4 * float(np.spacing(np.float32(abs(center) + 2 * bound)))
+
+
+def _below(center: float, bound: float) -> np.float32:
+    return np.float32(center - _margin(center, bound))
+
+
+def _above(center: float, bound: float) -> np.float32:
+    return np.float32(center + _margin(center, bound))
+
+
+def _max_norm(rows: np.ndarray, block: int) -> float:
+    """The largest Euclidean norm of the rows, rounded up a little (float64 sums)."""
+    peak = 0.0
+    for start in range(0, len(rows), block):
+        part = rows[start : start + block].astype(np.float64)
+        peak = max(peak, float(np.einsum("ij,ij->i", part, part).max(initial=0.0)))
+    return float(np.sqrt(peak)) * (1 + 1e-9)
 
 
 def _faiss() -> Any:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -122,7 +123,9 @@ def check_out_dir(source: Path, out: Path) -> None:
 
 
 def load_index(index_dir: str | Path) -> Index:
-    """Read and verify an index folder.
+    """Read and verify an index folder. ``Index.embeddings`` is a read-only memory map of
+    ``embeddings.npy`` (verified by its sha256 here; a rebuild replaces the file, never
+    writes into it).
 
     Raises :class:`InputError` naming the file (and field) when: a file is missing;
     ``index.json`` is malformed, of another schema version, or has an invalid record
@@ -144,54 +147,104 @@ def load_index(index_dir: str | Path) -> Index:
 
 
 def _read_index_json(path: Path) -> tuple[dict[str, Any], list[Document], list[Chunk]]:
-    data = read_json(path, hint=f"; {_REBUILD}")
-    if not isinstance(data, dict):
-        raise InputError(path, f"expected a JSON object; {_REBUILD}")
-    version = data.get("schema_version")
+    head, records = _index_parts(path)
+    version = head.get("schema_version")
     if version == 1:
         raise InputError(path, "written by an older ragassay (schema_version 1: no "
                          f"{TEXT_SHA256} of the chunk texts); {_REBUILD}", field="schema_version")
     if version != SCHEMA_VERSION:
         raise InputError(path, f"schema_version {version!r} is not supported (expected "
                          f"{SCHEMA_VERSION}); {_REBUILD}", field="schema_version")
-    embedding = _require(path, data, "embedding", dict)
+    embedding = _require(path, head, "embedding", dict)
     for key, kind in (("backend", str), ("model", str), ("dimension", int),
                       ("normalized", bool), ("params", dict), ("sha256", str)):
         _require(path, embedding, key, kind, prefix="embedding.")
-    build = _require(path, data, "build", dict)
+    build = _require(path, head, "build", dict)
     _require(path, build, "chunking", dict, prefix="build.")
     _require(path, build, "fingerprint", str, prefix="build.")
-    documents = _records(path, data, "documents", Document, "doc_id")
-    hashes = _text_hashes(path, data)
-    chunks = _records(path, data, "chunks", Chunk, "chunk_id")
-    for i, (c, recorded) in enumerate(zip(chunks, hashes, strict=True)):
-        if text_sha256(c.text) != recorded:
-            raise InputError(path, f"the text of chunk {c.chunk_id!r} does not match its "
-                             f"{TEXT_SHA256} (edited after the build?): its vector is of "
-                             f"another text; {_REBUILD}", field=f"chunks.{i}.text")
+    documents = _records(path, records("documents"), "documents", Document, "doc_id")
     known = {d.doc_id for d in documents}
-    for i, c in enumerate(chunks):
-        if c.doc_id not in known:
-            raise InputError(path, f"chunk {c.chunk_id!r} belongs to unknown document "
-                             f"{c.doc_id!r}; {_REBUILD}", field=f"chunks.{i}.doc_id")
-    meta = {k: v for k, v in data.items() if k not in ("documents", "chunks")}
-    return meta, documents, chunks
+    chunks = _records(path, records("chunks"), "chunks", Chunk, "chunk_id", known)
+    return head, documents, chunks
 
 
-def _text_hashes(path: Path, data: dict[str, Any]) -> list[str]:
-    """Take ``text_sha256`` out of every chunk record (it is no field of a chunk)."""
-    items = _require(path, data, "chunks", list)
-    out: list[str] = []
-    for i, item in enumerate(items):
-        if not isinstance(item, dict):
-            raise InputError(path, f"expected an object, got {type(item).__name__}",
-                             field=f"chunks.{i}")
-        value = item.pop(TEXT_SHA256, None)
-        if not isinstance(value, str):
-            what = "missing" if value is None else f"expected str, got {type(value).__name__}"
-            raise InputError(path, f"{what}; {_REBUILD}", field=f"chunks.{i}.{TEXT_SHA256}")
-        out.append(value)
-    return out
+def _index_parts(path: Path) -> tuple[dict[str, Any], Callable[[str], Iterator[Any]]]:
+    """The head of ``index.json`` (everything but its two lists) and a reader of each list's
+    records. The layout :func:`_write_index_json` writes is read line by line, so memory
+    holds one record's text at a time, not the file's (a million chunks are about 1 GB of
+    JSON and several GB decoded); a file in any other layout is decoded whole."""
+    streamed = _streamed_parts(path)
+    if streamed is not None:
+        return streamed
+    data = read_json(path, hint=f"; {_REBUILD}")
+    if not isinstance(data, dict):
+        raise InputError(path, f"expected a JSON object; {_REBUILD}")
+
+    def records(key: str) -> Iterator[Any]:
+        return iter(_require(path, data, key, list))
+
+    return {k: v for k, v in data.items() if k not in ("documents", "chunks")}, records
+
+
+_LISTS = (b' "documents": [\n', b' "chunks": [\n')
+
+
+def _streamed_parts(path: Path) -> tuple[dict[str, Any], Callable[[str], Iterator[Any]]] | None:
+    """:func:`_index_parts` for the written layout, or ``None`` when the file is not in it
+    (checked in full before any record is handed out: every line is a record, in place)."""
+    with path.open("rb") as fh:
+        head_lines: list[bytes] = []
+        for line in fh:
+            if line == _LISTS[0]:
+                break
+            head_lines.append(line)
+        else:
+            return None
+        head_text = b"".join(head_lines)
+        if not head_text.startswith(b"{") or not head_text.endswith(b",\n"):
+            return None
+        try:
+            head = json.loads(head_text[:-2] + b"\n}")
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return None
+        # Where each list starts and ends, so that a layout broken further down is found
+        # before the first record is validated (the whole-file decoder names its error).
+        bounds: dict[str, tuple[int, int]] = {}
+        at = len(head_text) + len(_LISTS[0])
+        for key, closing, following in (("documents", b" ],\n", _LISTS[1]),
+                                        ("chunks", b" ]\n", b"}\n")):
+            first = at
+            for line in fh:
+                if line == closing:
+                    break
+                if not (line.startswith(b" {") and line.endswith((b"},\n", b"}\n"))):
+                    return None
+                at += len(line)
+            else:
+                return None
+            bounds[key] = (first, at)
+            at += len(closing)
+            if fh.readline() != following:
+                return None
+            at += len(following)
+        if fh.read(1):
+            return None
+
+    def records(key: str) -> Iterator[Any]:
+        start, stop = bounds[key]
+        with path.open("rb") as fh:
+            fh.seek(start)
+            while start < stop:
+                line = fh.readline()
+                start += len(line)
+                try:
+                    yield json.loads(line[1:].rstrip(b"\n").removesuffix(b","))
+                except (json.JSONDecodeError, UnicodeDecodeError):
+                    # Not valid JSON after all: decode the whole file for the error.
+                    read_json(path, hint=f"; {_REBUILD}")
+                    raise InputError(path, f"malformed record in {key}; {_REBUILD}") from None
+
+    return head, records
 
 
 def _require(path: Path, record: dict[str, Any], key: str, kind: type,
@@ -206,30 +259,47 @@ def _require(path: Path, record: dict[str, Any], key: str, kind: type,
     return value
 
 
-def _records(path: Path, data: dict[str, Any], key: str, model: type[BaseModel],
-             id_field: str) -> list[Any]:
-    items = _require(path, data, key, list)
+def _records(path: Path, items: Iterable[Any], key: str, model: type[BaseModel],
+             id_field: str, known_docs: set[str] | None = None) -> list[Any]:
+    """Validate the records of one list (``documents`` or ``chunks``) as they are read. For
+    chunks (``known_docs`` given): each record's ``text_sha256`` (taken out: it is no field
+    of a chunk) must match its text, and its document must be one of ``known_docs``."""
     out: list[Any] = []
     first: dict[str, int] = {}
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             raise InputError(path, f"expected an object, got {type(item).__name__}",
                              field=f"{key}.{i}")
-        rec = parse_record(model, item, path, prefix=f"{key}.{i}", hint=f"; {_REBUILD}")
+        recorded = item.pop(TEXT_SHA256, None) if known_docs is not None else None
+        if known_docs is not None and not isinstance(recorded, str):
+            what = ("missing" if recorded is None
+                    else f"expected str, got {type(recorded).__name__}")
+            raise InputError(path, f"{what}; {_REBUILD}", field=f"{key}.{i}.{TEXT_SHA256}")
+        rec: Any = parse_record(model, item, path, prefix=f"{key}.{i}", hint=f"; {_REBUILD}")
         ident = getattr(rec, id_field)
         if ident in first:
             raise InputError(path, f"duplicate {id_field} {ident!r} (also {key}.{first[ident]})"
                              f"; {_REBUILD}", field=f"{key}.{i}.{id_field}")
         first[ident] = i
+        if known_docs is not None:
+            if text_sha256(rec.text) != recorded:
+                raise InputError(path, f"the text of chunk {ident!r} does not match its "
+                                 f"{TEXT_SHA256} (edited after the build?): its vector is of "
+                                 f"another text; {_REBUILD}", field=f"{key}.{i}.text")
+            if rec.doc_id not in known_docs:
+                raise InputError(path, f"chunk {ident!r} belongs to unknown document "
+                                 f"{rec.doc_id!r}; {_REBUILD}", field=f"{key}.{i}.doc_id")
         out.append(rec)
     return out
 
 
 def _read_embeddings(path: Path, embedding: dict[str, Any], num_chunks: int) -> np.ndarray:
-    # Read into one array (no second copy as bytes); the sha256 is taken from the file in
-    # blocks.
+    # A read-only memory map: the rows cost no memory of the process's own until used, and
+    # exact search, which keeps them snapped, gives their pages back as it reads them
+    # (vector.release_rows), so a run holds the vectors once. The sha256 is taken from the
+    # file in blocks.
     try:
-        array = np.load(path, allow_pickle=False)
+        array = np.load(path, mmap_mode="r", allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
         raise InputError(path, f"not a readable .npy array ({exc}); {_REBUILD}") from None
     if array.ndim != 2:
