@@ -49,7 +49,7 @@ class Index:
         for c in self.chunks:
             by_doc.setdefault(c.doc_id, []).append(c)
         for v in by_doc.values():  # sorted only where needed: most are already in seq order
-            if any(a.seq > b.seq for a, b in zip(v, v[1:])):
+            if any(a.seq > b.seq for a, b in zip(v, v[1:], strict=False)):
                 v.sort(key=lambda c: c.seq)  # stable: ties in seq keep index order
         self._by_doc = by_doc
 
