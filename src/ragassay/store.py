@@ -48,8 +48,10 @@ class Index:
         by_doc: dict[str, list[Chunk]] = {}
         for c in self.chunks:
             by_doc.setdefault(c.doc_id, []).append(c)
-        # Stable sort: ties in seq keep index order.
-        self._by_doc = {k: sorted(v, key=lambda c: c.seq) for k, v in by_doc.items()}
+        for v in by_doc.values():  # sorted only where needed: most are already in seq order
+            if any(a.seq > b.seq for a, b in zip(v, v[1:], strict=False)):
+                v.sort(key=lambda c: c.seq)  # stable: ties in seq keep index order
+        self._by_doc = by_doc
 
     def chunk(self, chunk_id: str) -> Chunk:
         """The chunk with this id (``KeyError`` when absent)."""

@@ -68,11 +68,12 @@ import numpy as np
 ANN_INSTALL = "pip install 'ragassay[ann]'  (or: pip install faiss-cpu)"
 # From this many rows on, dense search is approximate (HNSW): an index this large records its
 # search and recall at build (``ragassay.index.build.measure_search``). Measured on 2 cores
-# with 384-dim vectors: exact search costs 1.6 ms a query at 100k chunks (float32 products;
-# the exact float64 sums of 1024-dim vectors cost about 2.2 ms) while the HNSW graph
-# takes about 70 s to build (it is rebuilt when a run loads the index), so below about a
-# million chunks exact search is both exact and faster for question sets of any usual size.
-ANN_THRESHOLD = 1_000_000
+# with 1024-dim unit vectors: the HNSW graph of 50,000 of them takes 219 s to build on one
+# thread (busy machine; the graph is rebuilt when a run loads the index), so about an hour
+# for a million, while exact search at a million rows costs tens of milliseconds a question:
+# below ten million rows (40 GB of 1024-dim vectors, beyond this machine's memory) exact
+# search is both exact and faster for question sets of any usual size.
+ANN_THRESHOLD = 10_000_000
 # Scores of one query batch stay under this many float32 (128 MB; their float64 block under
 # twice that), whatever the corpus size.
 _SCORE_BUDGET = 1 << 25

@@ -163,8 +163,8 @@ def _read_index_json(path: Path) -> tuple[dict[str, Any], list[Document], list[C
     _require(path, build, "chunking", dict, prefix="build.")
     _require(path, build, "fingerprint", str, prefix="build.")
     documents = _records(path, records("documents"), "documents", Document, "doc_id")
-    known = {d.doc_id for d in documents}
-    chunks = _records(path, records("chunks"), "chunks", Chunk, "chunk_id", known)
+    titles = {d.doc_id: d.title for d in documents}
+    chunks = _records(path, records("chunks"), "chunks", Chunk, "chunk_id", titles)
     return head, documents, chunks
 
 
@@ -260,10 +260,12 @@ def _require(path: Path, record: dict[str, Any], key: str, kind: type,
 
 
 def _records(path: Path, items: Iterable[Any], key: str, model: type[BaseModel],
-             id_field: str, known_docs: set[str] | None = None) -> list[Any]:
+             id_field: str, known_docs: dict[str, str] | None = None) -> list[Any]:
     """Validate the records of one list (``documents`` or ``chunks``) as they are read. For
-    chunks (``known_docs`` given): each record's ``text_sha256`` (taken out: it is no field
-    of a chunk) must match its text, and its document must be one of ``known_docs``."""
+    chunks (``known_docs``: each document's title by id): each record's ``text_sha256``
+    (taken out: it is no field of a chunk) must match its text, and its document must be
+    known. A chunk's title equal to its document's is kept as that one string (a chunk
+    inherits its document's title: one copy per document, not one per chunk)."""
     out: list[Any] = []
     first: dict[str, int] = {}
     for i, item in enumerate(items):
@@ -275,6 +277,11 @@ def _records(path: Path, items: Iterable[Any], key: str, model: type[BaseModel],
             what = ("missing" if recorded is None
                     else f"expected str, got {type(recorded).__name__}")
             raise InputError(path, f"{what}; {_REBUILD}", field=f"{key}.{i}.{TEXT_SHA256}")
+        doc_id = item.get("doc_id")
+        if known_docs is not None and isinstance(doc_id, str):
+            title = known_docs.get(doc_id)
+            if title is not None and item.get("title") == title:
+                item["title"] = title
         rec: Any = parse_record(model, item, path, prefix=f"{key}.{i}", hint=f"; {_REBUILD}")
         ident = getattr(rec, id_field)
         if ident in first:
