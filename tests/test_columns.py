@@ -126,7 +126,8 @@ def test_decimals_are_read_exactly_as_float() -> None:
               "1234567890123456", "1e5", "-", ".", "1.2.3", "+-1", "inf", "9" * 15]
     tokens += [f"{rng.uniform(-1e6, 1e6):.{rng.randint(0, 9)}f}" for _ in range(20000)]
     ids = _encode(tokens)
-    values, fast = _decimals(ids.view(np.uint8).reshape(len(ids), -1))
+    values, fast = _decimals(ids.view("<u8").reshape(len(ids), -1),
+                             np.array([len(t) for t in tokens]))
     for token, value, ok in zip(tokens, values.tolist(), fast.tolist(), strict=True):
         if ok:
             assert value == float(token) and np.signbit(value) == np.signbit(float(token))
