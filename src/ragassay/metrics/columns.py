@@ -144,13 +144,15 @@ _Error = tuple[int, str, str | None]  # (line, message, field): the line within 
 @dataclass(frozen=True)
 class _Block:
     """The rows of one block (:func:`_parse`): line numbers count from 1 at the block's
-    first line; ``lines``: how many line breaks the block holds; ``error``: its first bad
-    line, the rows kept being those before it (and some after it, which are dropped)."""
+    first line; ``pairs``: the rows' :func:`pair_hash` (hashed here, in the block's thread);
+    ``lines``: how many line breaks the block holds; ``error``: its first bad line, the rows
+    kept being those before it (and some after it, which are dropped)."""
 
     qid: np.ndarray
     docid: np.ndarray
     value: np.ndarray
     line: np.ndarray
+    pairs: np.ndarray
     lines: int
     error: _Error | None
 
@@ -163,7 +165,7 @@ class _Reader:
         self.path = path
         self.kind = _KINDS[kind]
         self.lines_before = 0
-        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        self.parts: list[tuple[np.ndarray, ...]] = []  # Table's columns and the pairs
 
     def read(self, fh: BinaryIO) -> Table:
         """The table of the file ``fh``: its blocks parsed :data:`_THREADS` at a time and
@@ -193,7 +195,8 @@ class _Reader:
     def _add(self, block: _Block) -> None:
         base = self.lines_before
         self.lines_before += block.lines
-        self.parts.append((block.qid, block.docid, block.value, block.line + np.int32(base)))
+        self.parts.append((block.qid, block.docid, block.value, block.line + np.int32(base),
+                           block.pairs))
         if block.error is not None:
             line, message, field = block.error
             self._duplicates(before=base + line)
@@ -204,21 +207,20 @@ class _Reader:
         if not parts:
             return self._joined()
         joined = []
-        for i in range(4):  # column by column, each block's copy freed as it is joined
+        for i in range(5):  # column by column, each block's copy freed as it is joined
             joined.append(np.concatenate([p[i] for p in parts]))
             parts = [(*p[:i], None, *p[i + 1:]) for p in parts]  # type: ignore[misc]
-        t = Table(*joined)
-        self.parts = [(t.qid, t.docid, t.value, t.line)]
+        t = _table(*joined)
+        self.parts = [(t.qid, t.docid, t.value, t.line, t.pairs)]
         self._duplicates(before=None, t=t)
         return t
 
     def _joined(self) -> Table:
         if not self.parts:
             empty = np.array([], dtype="S8")
-            return Table(empty, empty, np.array([], dtype=np.float64),
-                         np.array([], dtype=np.int32))
-        qid, docid, value, line = (np.concatenate(c) for c in zip(*self.parts, strict=True))
-        return Table(qid, docid, value, line)
+            return _table(empty, empty, np.array([], dtype=np.float64),
+                          np.array([], dtype=np.int32), np.array([], dtype=np.uint64))
+        return _table(*(np.concatenate(c) for c in zip(*self.parts, strict=True)))
 
     def _duplicates(self, before: int | None, t: Table | None = None) -> None:
         """Raise the error for the first line (before line ``before``) that repeats a
@@ -226,7 +228,7 @@ class _Reader:
         t = self._joined() if t is None else t
         if before is not None:
             keep = t.line < before
-            t = Table(t.qid[keep], t.docid[keep], t.value[keep], t.line[keep])
+            t = _table(t.qid[keep], t.docid[keep], t.value[keep], t.line[keep], t.pairs[keep])
         repeat = duplicate_rows(t)
         if len(repeat):
             i = int(repeat[np.argmin(t.line[repeat])])
@@ -234,6 +236,14 @@ class _Reader:
             raise InputError(self.path, f"document {t.docid[i].decode()!r} {verb} twice for "
                              f"query {t.qid[i].decode()!r}", line=int(t.line[i]),
                              field="docid")
+
+
+def _table(qid: np.ndarray, docid: np.ndarray, value: np.ndarray, line: np.ndarray,
+           pairs: np.ndarray) -> Table:
+    """A :class:`Table` whose pair hashes are already known."""
+    t = Table(qid, docid, value, line)
+    t.__dict__["pairs"] = pairs  # what the cached property would compute
+    return t
 
 
 # --- one block of bytes -------------------------------------------------------------------
@@ -276,8 +286,8 @@ def _parse(block: bytes, kind: _Kind) -> _Block:
     if error is not None:
         errors.append(error)
     k = len(value)
-    return _Block(qid[:k], docid[:k], value, line[:k], len(breaks),
-                  min(errors, key=lambda e: e[0]) if errors else None)
+    return _Block(qid[:k], docid[:k], value, line[:k], pair_hash(qid[:k], docid[:k]),
+                  len(breaks), min(errors, key=lambda e: e[0]) if errors else None)
 
 
 def _lines(before: np.ndarray, breaks: np.ndarray, expected: int
@@ -343,7 +353,8 @@ def _parse_lines(data: bytes, kind: _Kind) -> _Block:
     if value_error is not None:
         error = value_error  # it comes before the line that stopped the loop
     k = len(values)
-    return _Block(_encode(qid)[:k], _encode(docid)[:k], values, line_arr[:k],
+    qids, docids = _encode(qid)[:k], _encode(docid)[:k]
+    return _Block(qids, docids, values, line_arr[:k], pair_hash(qids, docids),
                   len(raw_lines), error)
 
 
@@ -514,7 +525,8 @@ def pair_hash(qid: np.ndarray, docid: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
         h = np.full(len(qid), 0x9E3779B97F4A7C15, dtype=np.uint64)
         for ids, salt in ((qid, 0x100000001B3), (docid, 0xC2B2AE3D27D4EB4F)):
-            words = np.ascontiguousarray(ids).view(np.uint64).reshape(len(ids), -1)
+            words = np.ascontiguousarray(ids).view(np.uint64).reshape(
+                len(ids), ids.dtype.itemsize // 8)  # (also with no row)
             for col in words.T:
                 mixed = (h ^ col) * np.uint64(salt)
                 h = np.where(col != 0, mixed ^ (mixed >> np.uint64(29)), h)
