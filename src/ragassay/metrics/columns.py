@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import islice
 from pathlib import Path
 from typing import BinaryIO
 
@@ -171,15 +172,14 @@ class _Reader:
         """The table of the file ``fh``: its blocks parsed :data:`_THREADS` at a time and
         added in file order, so the rows and the error are those of a serial read."""
         blocks = _blocks(fh)
-        first = next(blocks, None)
-        second = next(blocks, None) if first is not None else None
-        if second is None:  # one block: no thread to start
-            if first is not None:
-                self._add(_parse(first, self.kind))
+        head = list(islice(blocks, 2))
+        if len(head) < 2:  # one block: no thread to start
+            for block in head:
+                self._add(_parse(block, self.kind))
             return self.table()
         with ThreadPoolExecutor(_THREADS) as pool:
             pending: deque[Future[_Block]] = deque(
-                pool.submit(_parse, b, self.kind) for b in (first, second))
+                pool.submit(_parse, block, self.kind) for block in head)
             try:
                 for block in blocks:  # read while the earlier blocks are parsed
                     pending.append(pool.submit(_parse, block, self.kind))
@@ -206,10 +206,12 @@ class _Reader:
         parts, self.parts = self.parts, []
         if not parts:
             return self._joined()
+        by_column = [list(column) for column in zip(*parts, strict=True)]
+        del parts
         joined = []
-        for i in range(5):  # column by column, each block's copy freed as it is joined
-            joined.append(np.concatenate([p[i] for p in parts]))
-            parts = [(*p[:i], None, *p[i + 1:]) for p in parts]  # type: ignore[misc]
+        for column in by_column:  # column by column, each block's copy freed as it is joined
+            joined.append(np.concatenate(column))
+            column.clear()
         t = _table(*joined)
         self.parts = [(t.qid, t.docid, t.value, t.line, t.pairs)]
         self._duplicates(before=None, t=t)
@@ -402,6 +404,8 @@ def _numbers(words: np.ndarray, lengths: np.ndarray, line: np.ndarray, kind: _Ki
             values[rest] = texts[rest].astype(np.float64)
         except (ValueError, UnicodeDecodeError):  # numpy refused one: Python decides
             values[rest] = [_python_float(t) for t in texts[rest].tolist()]
+        # a token with a zero byte: float() refuses it ('S' arrays drop trailing zeros)
+        values[rest[np.char.str_len(texts[rest]) != lengths[rest]]] = math.nan
     ok = np.isfinite(values)
     if kind.name == "qrels":
         ok &= values == np.floor(np.where(ok, values, 0))
