@@ -19,6 +19,7 @@ reported, whatever is wrong with it, with the file, line and field.
 from __future__ import annotations
 
 import math
+import os
 import sys
 from collections import deque
 from collections.abc import Iterator
@@ -68,13 +69,12 @@ def read_table(path: str | Path, kind: str) -> Table:
     not a finite number, a document judged or retrieved twice for one query.
     """
     p = Path(path)
-    reader = _Reader(p, kind)
     if str(path) == "-":
-        return reader.read(sys.stdin.buffer)
+        return _Reader(p, kind).read(sys.stdin.buffer)
     if not p.is_file():
         raise InputError(p, "file not found")
     with open(p, "rb") as fh:
-        return reader.read(fh)
+        return _Reader(p, kind, size=os.fstat(fh.fileno()).st_size).read(fh)
 
 
 def _blocks(fh: BinaryIO) -> Iterator[bytes]:
@@ -162,11 +162,13 @@ class _Reader:
     """Reads one file block by block; collects the rows, and raises the first error by
     line."""
 
-    def __init__(self, path: Path, kind: str) -> None:
+    def __init__(self, path: Path, kind: str, size: int | None = None) -> None:
         self.path = path
         self.kind = _KINDS[kind]
         self.lines_before = 0
-        self.parts: list[tuple[np.ndarray, ...]] = []  # Table's columns and the pairs
+        # a data line holds at least `expected` one-byte tokens, their separators, a break
+        most = None if size is None else size // (2 * self.kind.expected - 1) + 1
+        self.rows = _Columns(most)
 
     def read(self, fh: BinaryIO) -> Table:
         """The table of the file ``fh``: its blocks parsed :data:`_THREADS` at a time and
@@ -195,39 +197,22 @@ class _Reader:
     def _add(self, block: _Block) -> None:
         base = self.lines_before
         self.lines_before += block.lines
-        self.parts.append((block.qid, block.docid, block.value, block.line + np.int32(base),
-                           block.pairs))
+        self.rows.append(block.qid, block.docid, block.value, block.line + np.int32(base),
+                         block.pairs)
         if block.error is not None:
             line, message, field = block.error
             self._duplicates(before=base + line)
             raise InputError(self.path, message, line=base + line, field=field)
 
     def table(self) -> Table:
-        parts, self.parts = self.parts, []
-        if not parts:
-            return self._joined()
-        by_column = [list(column) for column in zip(*parts, strict=True)]
-        del parts
-        joined = []
-        for column in by_column:  # column by column, each block's copy freed as it is joined
-            joined.append(np.concatenate(column))
-            column.clear()
-        t = _table(*joined)
-        self.parts = [(t.qid, t.docid, t.value, t.line, t.pairs)]
-        self._duplicates(before=None, t=t)
+        t = self.rows.table()
+        self._duplicates(before=None)
         return t
 
-    def _joined(self) -> Table:
-        if not self.parts:
-            empty = np.array([], dtype="S8")
-            return _table(empty, empty, np.array([], dtype=np.float64),
-                          np.array([], dtype=np.int32), np.array([], dtype=np.uint64))
-        return _table(*(np.concatenate(c) for c in zip(*self.parts, strict=True)))
-
-    def _duplicates(self, before: int | None, t: Table | None = None) -> None:
+    def _duplicates(self, before: int | None) -> None:
         """Raise the error for the first line (before line ``before``) that repeats a
         (query, document) pair of an earlier line."""
-        t = self._joined() if t is None else t
+        t = self.rows.table()
         if before is not None:
             keep = t.line < before
             t = _table(t.qid[keep], t.docid[keep], t.value[keep], t.line[keep], t.pairs[keep])
@@ -238,6 +223,50 @@ class _Reader:
             raise InputError(self.path, f"document {t.docid[i].decode()!r} {verb} twice for "
                              f"query {t.qid[i].decode()!r}", line=int(t.line[i]),
                              field="docid")
+
+
+class _Columns:
+    """The rows read so far, in arrays allocated for the most rows the file can hold:
+    memory never written is not resident, so the table costs its rows only, and each
+    block's rows are copied in and freed (no concatenation at the end). With no size
+    known (standard input) the arrays double when full; an id wider than the arrays so far
+    widens them."""
+
+    def __init__(self, most: int | None) -> None:
+        self.capacity = 0 if most is None else most
+        self.count = 0
+        self.arrays: list[np.ndarray] = []  # qid, docid, value, line, pairs
+
+    def append(self, *columns: np.ndarray) -> None:
+        k = len(columns[2])
+        if not self.arrays:
+            self.capacity = max(self.capacity, k)
+            self.arrays = [np.empty(self.capacity, dtype=c.dtype) for c in columns]
+        n = self.count
+        if n + k > self.capacity:
+            self.capacity = max(2 * self.capacity, n + k)
+            self.arrays = [_moved(a, a.dtype, self.capacity, n) for a in self.arrays]
+        for i in (0, 1):
+            if columns[i].dtype.itemsize > self.arrays[i].dtype.itemsize:
+                self.arrays[i] = _moved(self.arrays[i], columns[i].dtype, self.capacity, n)
+        for array, column in zip(self.arrays, columns, strict=True):
+            array[n:n + k] = column  # a narrower id is padded with zero bytes
+        self.count = n + k
+
+    def table(self) -> Table:
+        if not self.arrays:
+            empty = np.array([], dtype="S8")
+            return _table(empty, empty, np.array([], dtype=np.float64),
+                          np.array([], dtype=np.int32), np.array([], dtype=np.uint64))
+        return _table(*(a[:self.count] for a in self.arrays))
+
+
+def _moved(array: np.ndarray, dtype: np.dtype, capacity: int, count: int) -> np.ndarray:
+    """A new array of ``capacity`` items of ``dtype`` holding the first ``count`` of
+    ``array``."""
+    out = np.empty(capacity, dtype=dtype)
+    out[:count] = array[:count]
+    return out
 
 
 def _table(qid: np.ndarray, docid: np.ndarray, value: np.ndarray, line: np.ndarray,
