@@ -226,8 +226,8 @@ def main() -> None:
                 same = text == ours
             rows.append((n, tool, statistics.median(times[tool]), statistics.median(cpu[tool]),
                          rss[tool], same, run.stat().st_size / 2**20))
-            verdict = {None: f"STOPPED after {args.timeout:g} s", True: "same output",
-                       False: "OUTPUT DIFFERS"}[same]
+            verdict = ("same output" if same else "OUTPUT DIFFERS" if same is not None
+                       else f"STOPPED after {args.timeout:g} s")
             print(f"  {n:>9,} queries  {tool:<12} {statistics.median(times[tool]):8.3f} s "
                   f"{statistics.median(cpu[tool]):8.3f} s cpu {rss[tool]:8.0f} MB  "
                   f"{verdict}", flush=True)
