@@ -250,12 +250,15 @@ def test_blocks_keep_line_breaks_whole(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_standard_input_is_read_in_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     import io
 
-    text = b"".join(b"q%d Q0 d%d 1 0.%d t\r\n" % (i % 7, i, i) for i in range(500))
-    monkeypatch.setattr(columns, "_CHUNK", 100)
+    qids = [f"q{i % 7}" if i < 300 else f"a-longer-query-id-{i % 7}" for i in range(500)]
+    text = b"".join(f"{q} Q0 d{i} 1 0.{i} t\r\n".encode() for i, q in enumerate(qids))
+    monkeypatch.setattr(columns, "_CHUNK", 100)  # its arrays double, and widen at row 300
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text)))
     t = read_table("-", "run")
     assert len(t) == 500 and t.line.tolist() == list(range(1, 501))
     assert t.value.tolist() == [float(f"0.{i}") for i in range(500)]
+    assert [q.decode() for q in t.qid.tolist()] == qids
+    assert t.pairs.tolist() == columns.pair_hash(t.qid, t.docid).tolist()
 
 
 # --- evaluate from columns ----------------------------------------------------------------

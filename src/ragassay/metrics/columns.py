@@ -241,7 +241,11 @@ class _Columns:
         k = len(columns[2])
         if not self.arrays:
             self.capacity = max(self.capacity, k)
-            self.arrays = [np.empty(self.capacity, dtype=c.dtype) for c in columns]
+            try:
+                self.arrays = [np.empty(self.capacity, dtype=c.dtype) for c in columns]
+            except MemoryError:  # more address space than the system lends: grow instead
+                self.capacity = k
+                self.arrays = [np.empty(k, dtype=c.dtype) for c in columns]
         n = self.count
         if n + k > self.capacity:
             self.capacity = max(2 * self.capacity, n + k)
