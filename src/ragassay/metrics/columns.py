@@ -79,7 +79,7 @@ def read_table(path: str | Path, kind: str) -> Table:
 
 def _blocks(fh: BinaryIO) -> Iterator[bytes]:
     """The bytes of ``fh`` in blocks of whole lines of about :data:`_CHUNK` bytes (a longer
-    line is one block of its own; a ``\r\n`` pair is never split), each framed as
+    line is one block of its own; a ``\\r\\n`` pair is never split), each framed as
     :func:`_parse` reads it: a space before, a space and 8 zero bytes after."""
     held: list[bytes] = []  # the start of a line not ended yet
     while more := fh.read(_CHUNK):
@@ -113,8 +113,6 @@ def _unicode_spaces() -> list[str]:
 
 # ASCII whitespace of str.split: \t \n \v \f \r (9..13), \x1c..\x1f (28..31) and space
 _SPACE = bytes(int(c in (*range(9, 14), *range(28, 33))) for c in range(256))
-# _MASKS[b]: the low b bytes of a little-endian 64-bit word
-_MASKS = np.array([(1 << (8 * b)) - 1 for b in range(9)], dtype=np.uint64)
 
 
 @dataclass(frozen=True)
