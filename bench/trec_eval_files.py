@@ -2,11 +2,16 @@
 
     python bench/trec_eval_files.py [--sizes 10000,100000] [--million] [--repeats 3]
                                     [--trec-eval PATH | --trec-eval-source DIR]
+                                    [--tools ragassay,trec_eval,pytrec_eval] [--timeout S]
 
 Workload: N queries x 100 ranked documents (random scores, so few ties), ~5 judged documents
 per query graded 0-3 (one of them not retrieved), measures map, P.10, recall.100,
 ndcg_cut.10 and recip_rank. Files are generated once into ``bench/.cache/data`` (git-ignored);
-``--million`` adds 1,000,000 queries (a 4.6 GB run file; minutes to write).
+``--million`` adds 1,000,000 queries (a 3.6 GB run file; minutes to write; delete it after).
+``--tools`` runs only some of the tools (pytrec_eval needs ~19 GB at 1,000,000 queries);
+``--timeout S`` stops a tool still running after S seconds (the binary's query look-up is
+linear, so at 1,000,000 queries it runs for about an hour): the table then gives its time
+as more than S and its memory at that moment.
 
 Every tool runs as its own process, as a user runs it, ``--repeats`` times in turn; the table
 shows the median wall time and the peak resident memory of the process (``wait4``'s
@@ -37,6 +42,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -131,15 +137,24 @@ def _source_from_sdist() -> Path | None:
 # --- timing -------------------------------------------------------------------------------
 
 
-def timed(cmd: list[str]) -> tuple[float, float, float, str]:
-    """Wall seconds, CPU seconds (user + system), peak RSS (MB) and stdout of one process."""
+def timed(cmd: list[str], timeout: float | None = None
+          ) -> tuple[float, float, float, str | None]:
+    """Wall seconds, CPU seconds (user + system), peak RSS (MB) and stdout of one process;
+    stdout None when it was stopped after ``timeout`` seconds."""
     with tempfile.TemporaryFile() as out:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE)
+        timer = threading.Timer(timeout, proc.kill) if timeout else None
+        if timer:
+            timer.start()
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - start
+        if timer:
+            timer.cancel()
         proc.returncode = os.waitstatus_to_exitcode(status)
         err = proc.stderr.read().decode() if proc.stderr else ""
+        if timeout and proc.returncode == -9 and seconds >= timeout:
+            return seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, None
         if proc.returncode != 0:
             raise RuntimeError(f"{cmd[0]} exited {proc.returncode}: {err.strip()[-300:]}")
         out.seek(0)
@@ -147,7 +162,8 @@ def timed(cmd: list[str]) -> tuple[float, float, float, str]:
                 out.read().decode())
 
 
-def commands(qrels: Path, run: Path, binary: Path | None) -> dict[str, list[str]]:
+def commands(qrels: Path, run: Path, binary: Path | None, chosen: set[str]
+             ) -> dict[str, list[str]]:
     measures = [a for m in MEASURES for a in ("-m", m)]
     tools = {"ragassay": [sys.executable, "-m", "ragassay", "trec-eval", *measures,
                           str(qrels), str(run)]}
@@ -158,7 +174,7 @@ def commands(qrels: Path, run: Path, binary: Path | None) -> dict[str, list[str]
         tools["pytrec_eval"] = [sys.executable, "-c", PYTREC_SCRIPT, str(qrels), str(run)]
     except ImportError:
         pass
-    return tools
+    return {t: cmd for t, cmd in tools.items() if t in chosen or t == "ragassay"}
 
 
 def main() -> None:
@@ -169,57 +185,74 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--trec-eval", help="the trec_eval binary")
     parser.add_argument("--trec-eval-source", help="trec_eval's source folder, to build")
+    parser.add_argument("--tools", default="ragassay,trec_eval,pytrec_eval",
+                        help="the tools to run (ragassay always runs)")
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="stop a tool after this many seconds (its time: more than it)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")] + ([1_000_000] if args.million else [])
     binary, how = find_trec_eval(args.trec_eval, args.trec_eval_source)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus; measures {MEASURES}; "
           f"median of {args.repeats}")
     print(f"trec_eval binary: {how}" if binary else f"trec_eval binary: NOT RUN — {how}")
+    print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     rows = []
     for n in sizes:
         qrels, run = make_files(n)
-        tools = commands(qrels, run, binary)
+        tools = commands(qrels, run, binary, set(args.tools.split(",")))
         times: dict[str, list[float]] = {t: [] for t in tools}
         cpu: dict[str, list[float]] = {t: [] for t in tools}
         rss: dict[str, float] = dict.fromkeys(tools, 0.0)
-        outputs: dict[str, str] = {}
+        outputs: dict[str, str | None] = {}
         for _ in range(args.repeats):
             for tool, cmd in tools.items():  # in turn, so load changes hit every tool
-                seconds, cpu_s, peak, text = timed(cmd)
+                if tool in outputs and outputs[tool] is None:
+                    continue  # stopped once: not run again
+                seconds, cpu_s, peak, text = timed(cmd, args.timeout)
                 times[tool].append(seconds)
                 cpu[tool].append(cpu_s)
                 rss[tool] = max(rss[tool], peak)
                 outputs[tool] = text
-        ours = outputs["ragassay"]
+        ours = outputs["ragassay"] or ""
         for tool in tools:
-            if tool == "pytrec_eval":  # prints the scored means only, in its own order
-                same = sorted(outputs[tool].splitlines()) == sorted(
+            text = outputs[tool]
+            if text is None:
+                same = None
+            elif tool == "pytrec_eval":  # prints the scored means only, in its own order
+                same = sorted(text.splitlines()) == sorted(
                     line for line in ours.splitlines()
                     if line.split("\t")[0].strip() in PYTREC_SCRIPT)
             else:
-                same = outputs[tool] == ours
+                same = text == ours
             rows.append((n, tool, statistics.median(times[tool]), statistics.median(cpu[tool]),
                          rss[tool], same, run.stat().st_size / 2**20))
+            verdict = ("same output" if same else "OUTPUT DIFFERS" if same is not None
+                       else f"STOPPED after {args.timeout:g} s")
             print(f"  {n:>9,} queries  {tool:<12} {statistics.median(times[tool]):8.3f} s "
                   f"{statistics.median(cpu[tool]):8.3f} s cpu {rss[tool]:8.0f} MB  "
-                  f"{'same output' if same else 'OUTPUT DIFFERS'}", flush=True)
+                  f"{verdict}", flush=True)
+    print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print()
     print(table(rows))
 
 
-def table(rows: list[tuple[int, str, float, float, float, bool, float]]) -> str:
+def table(rows: list[tuple[int, str, float, float, float, bool | None, float]]) -> str:
     """The Markdown table: wall time, CPU time and peak RSS per tool, and each peer's
-    divided by ragassay's (above 1: ragassay is faster or smaller)."""
+    divided by ragassay's (above 1: ragassay is faster or smaller). A tool stopped after
+    the timeout shows its times as more than they were when it was stopped ("> 600 s")
+    and its ratios as lower bounds."""
     out = ["| queries × 100 docs (run file) | tool | median wall time | median CPU time | "
            "peak RSS | wall / ragassay's | CPU / ragassay's | RSS / ragassay's |",
            "|---|---|---|---|---|---|---|---|"]
     ours = {n: (t, c, m) for n, tool, t, c, m, _, _ in rows if tool == "ragassay"}
     for n, tool, t, c, m, same, size in rows:
-        mark = "" if same else " (output differs)"
+        mark = {None: " (stopped)", True: "", False: " (output differs)"}[same]
+        more = "> " if same is None else ""
         ratios = ["—"] * 3 if tool == "ragassay" else [
-            f"{v / base:.2f}x" for v, base in zip((t, c, m), ours[n], strict=True)]
-        out.append(f"| {n:,} ({size:,.0f} MiB) | {tool}{mark} | {t:.2f} s | {c:.2f} s | "
-                   f"{m:,.0f} MB | {' | '.join(ratios)} |")
+            f"{more if i < 2 else ''}{v / base:.2f}x"
+            for i, (v, base) in enumerate(zip((t, c, m), ours[n], strict=True))]
+        out.append(f"| {n:,} ({size:,.0f} MiB) | {tool}{mark} | {more}{t:.2f} s | "
+                   f"{more}{c:.2f} s | {m:,.0f} MB | {' | '.join(ratios)} |")
     return "\n".join(out)
 
 

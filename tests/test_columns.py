@@ -3,6 +3,7 @@ reading line by line with ``str.split`` and evaluating from dicts (and as pytrec
 
 from __future__ import annotations
 
+import math
 import random
 import subprocess
 import sys
@@ -120,17 +121,144 @@ def test_qrels_errors(tmp_path: Path, text: bytes, line: int, needle: str) -> No
     assert exc.value.line == line and needle in str(exc.value)
 
 
+def decimals_of(tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    ids = _encode(tokens)
+    return _decimals(ids.view("<u8").reshape(len(ids), -1),
+                     np.array([len(t.encode()) for t in tokens]))
+
+
 def test_decimals_are_read_exactly_as_float() -> None:
     rng = random.Random(3)
     tokens = ["0", "-0", "+1", "5.", ".5", "000123", "0.1", "0.3", "123456789012345",
-              "1234567890123456", "1e5", "-", ".", "1.2.3", "+-1", "inf", "9" * 15]
+              "12345678.9012345", "-1234567.8901234", "+.00000000000001", "99999999",
+              "100000000", "1234567890123456", "1e5", "-", ".", "1.2.3", "+-1", "inf",
+              "12345678901234567", "1-2", "1+", "0.5\x00", "1,5", "٣"]
     tokens += [f"{rng.uniform(-1e6, 1e6):.{rng.randint(0, 9)}f}" for _ in range(20000)]
-    ids = _encode(tokens)
-    values, fast = _decimals(ids.view(np.uint8).reshape(len(ids), -1))
+    values, fast = decimals_of(tokens)
     for token, value, ok in zip(tokens, values.tolist(), fast.tolist(), strict=True):
         if ok:
             assert value == float(token) and np.signbit(value) == np.signbit(float(token))
-    assert fast[:9].all() and not fast[9:16].any()
+    assert fast[:14].all() and not fast[14:27].any()
+    assert fast[27:].tolist() == [sum(c.isdigit() for c in t) <= 15 and len(t) <= 16
+                                  for t in tokens[27:]]
+
+
+def random_number_text(rng: random.Random) -> str:
+    """Decimals with up to 20 characters, some of them not numbers at all."""
+    digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(0, 17)))
+    if digits and rng.random() < 0.7:
+        at = rng.randint(0, len(digits))
+        digits = digits[:at] + "." + digits[at:]
+    text = rng.choice(["", "", "-", "+"]) + digits
+    if rng.random() < 0.1:  # a character that is not a digit, anywhere
+        at = rng.randint(0, len(text))
+        text = text[:at] + rng.choice("e.-+x_ E") + text[at:]
+    return text or "0"
+
+
+def test_numbers_are_what_float_reads() -> None:
+    """Every token, fast or not, reads as float() reads it (a score that float() refuses
+    is an error naming it), in 1 and 2 words."""
+    rng = random.Random(17)
+    tokens = [random_number_text(rng) for _ in range(30000)]
+    tokens += ["1e308", "1e309", "-1e-400", "4.9e-324", "2.2250738585072011e-308",
+               "0.1000000000000000055511151231257827", "9007199254740993", "1_000", "0x10",
+               "nan", "Infinity", "1e", ".e1", "00", "-00.00", "0.5\x00", "1\x002", "٣"]
+    ids = _encode(tokens)
+    words = ids.view("<u8").reshape(len(ids), -1)
+    lengths = np.array([len(t.encode()) for t in tokens])
+    values, error = columns._numbers(words, lengths, np.arange(1, len(tokens) + 1),
+                                     columns._KINDS["run"])
+    expected = [float(t) if _is_float(t) else math.nan for t in tokens]
+    finite = [math.isfinite(v) for v in expected]
+    first_bad = finite.index(False)
+    assert error is not None and error[0] == first_bad + 1 and error[2] == "score"
+    assert len(values) == first_bad
+    for token, got, want in zip(tokens, values.tolist(), expected, strict=False):
+        assert got == want and np.signbit(got) == np.signbit(want), token
+    good = [t for t, ok in zip(tokens, finite, strict=True) if ok]
+    ids = _encode(good)
+    values, error = columns._numbers(ids.view("<u8").reshape(len(ids), -1),
+                                     np.array([len(t.encode()) for t in good]),
+                                     np.arange(1, len(good) + 1), columns._KINDS["run"])
+    assert error is None
+    assert values.tolist() == [float(t) for t in good]
+    assert np.signbit(values).tolist() == [math.copysign(1, float(t)) < 0 for t in good]
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def tables_equal(a: columns.Table, b: columns.Table) -> bool:
+    return (a.qid.tolist() == b.qid.tolist() and a.docid.tolist() == b.docid.tolist()
+            and a.value.tobytes() == b.value.tobytes() and a.line.tolist() == b.line.tolist()
+            and a.pairs.tolist() == columns.pair_hash(a.qid, a.docid).tolist())
+
+
+@pytest.mark.parametrize("chunk", [7, 64, 333])
+def test_blocks_parsed_in_threads_read_as_one_block(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     chunk: int) -> None:
+    """Many small blocks, parsed two at a time (lines split at block ends, \r\n pairs at
+    a block end, comments, blank lines, extra columns, no final line break) give the table
+    of one block read serially, and the same first error."""
+    rng = random.Random(chunk)
+    for i in range(30):
+        text = random_run(rng)
+        if rng.random() < 0.3:
+            text = text.rstrip(b"\r\n")
+        if rng.random() < 0.3:  # a bad line somewhere
+            lines = text.split(b"\n")
+            at = rng.randrange(len(lines))
+            lines[at] = rng.choice([b"q1 Q0 x 1 nan t", b"q1 Q0", b"q1 Q0 d\xff 1 1 t"])
+            text = b"\n".join(lines)
+        path = tmp_path / f"run{i}"
+        path.write_bytes(text)
+        results = []
+        for size, threads in ((1 << 20, 1), (chunk, 2), (chunk, 3)):
+            monkeypatch.setattr(columns, "_CHUNK", size)
+            monkeypatch.setattr(columns, "_THREADS", threads)
+            try:
+                results.append(read_table(path, "run"))
+            except InputError as exc:
+                results.append(str(exc))  # type: ignore[arg-type]
+        serial, *threaded = results
+        for other in threaded:
+            if isinstance(serial, str):
+                assert other == serial
+            else:
+                assert isinstance(other, columns.Table) and tables_equal(other, serial)
+
+
+def test_blocks_keep_line_breaks_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A block ends after a line break; a \r at the end of a read waits for the next read,
+    where a \n may follow it; a line longer than a read is one block."""
+    import io
+
+    monkeypatch.setattr(columns, "_CHUNK", 4)
+    framed = [b[1:-9] for b in columns._blocks(io.BytesIO(b"ab\r\ncd\rlonger line\nx"))]
+    assert framed == [b"ab\r\n", b"cd\r", b"longer line\n", b"x"]
+    assert all(b.startswith(b" ") and b.endswith(b" " + bytes(8))
+               for b in columns._blocks(io.BytesIO(b"a\nb\n")))
+
+
+def test_standard_input_is_read_in_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    qids = [f"q{i % 7}" if i < 300 else f"a-longer-query-id-{i % 7}" for i in range(500)]
+    text = b"".join(f"{q} Q0 d{i} 1 0.{i} t\r\n".encode() for i, q in enumerate(qids))
+    monkeypatch.setattr(columns, "_CHUNK", 100)  # its arrays double, and widen at row 300
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text)))
+    t = read_table("-", "run")
+    assert len(t) == 500 and t.line.tolist() == list(range(1, 501))
+    assert t.value.tolist() == [float(f"0.{i}") for i in range(500)]
+    assert [q.decode() for q in t.qid.tolist()] == qids
+    assert t.pairs.tolist() == columns.pair_hash(t.qid, t.docid).tolist()
 
 
 # --- evaluate from columns ----------------------------------------------------------------

@@ -1,12 +1,15 @@
 """Columnar qrels and runs: TREC files and arrays read into numpy columns, ranked and joined
 without a Python object per line.
 
-A file is read in chunks of whole lines; each chunk is split into tokens with array
+A file is read in blocks of whole lines (a few MiB each, read into memory one after the
+other, so the file itself is never held whole); each block is split into tokens with array
 operations on its bytes (whitespace as ``str.split`` has it in ASCII; line breaks ``\\n``,
 ``\\r\\n`` and ``\\r`` as ``bytes.splitlines``), so ids stay bytes (``S`` arrays, compared
 byte-wise, which is trec_eval's ``strcmp`` order and, for UTF-8, code-point order) and
-numbers are converted by numpy. What the file rules are is stated in
-:mod:`ragassay.metrics.trec`; the rare file with a non-ASCII whitespace character is read
+numbers are read exactly as ``float()`` reads them. Two blocks are parsed at once, in
+threads (numpy releases the GIL in most of a block's passes); their rows are joined in file
+order, so the result is the same as reading block by block. What the file rules are is
+stated in :mod:`ragassay.metrics.trec`; a block with a non-ASCII whitespace character is read
 line by line with ``str.split`` so that it splits the same way.
 
 Errors are the line-by-line reader's: the first bad line of the file (by line number) is
@@ -16,12 +19,16 @@ reported, whatever is wrong with it, with the file, line and field.
 from __future__ import annotations
 
 import math
-import mmap
+import os
 import sys
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import islice
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -30,8 +37,8 @@ from .kernels import Relevance, _pad
 
 QRELS_COLUMNS = "qid iter docid grade"
 RUN_COLUMNS = "qid Q0 docid rank score tag"
-_CHUNK = 4 << 20  # bytes per chunk: bounds the temporary arrays, not the result
-_PAD = 256  # zero bytes after a chunk, so that a token of up to _PAD bytes is one slice
+_CHUNK = 2 << 20  # bytes read per block: bounds the temporary arrays, not the result
+_THREADS = 2  # blocks parsed at once
 
 
 @dataclass(frozen=True)
@@ -63,44 +70,36 @@ def read_table(path: str | Path, kind: str) -> Table:
     """
     p = Path(path)
     if str(path) == "-":
-        data: bytes | mmap.mmap = sys.stdin.buffer.read()
-    elif not p.is_file():
+        return _Reader(p, kind).read(sys.stdin.buffer)
+    if not p.is_file():
         raise InputError(p, "file not found")
-    else:
-        with open(p, "rb") as fh:
-            size = fh.seek(0, 2)
-            data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
-    reader = _Reader(p, kind)
-    try:
-        if _has_unicode_space(data):
-            reader.lines(bytes(data).splitlines())
-        else:
-            for start, end in _chunks(data):
-                reader.chunk(data[start:end])
-        return reader.table()
-    finally:
-        if isinstance(data, mmap.mmap):
-            data.close()
+    with open(p, "rb") as fh:
+        return _Reader(p, kind, size=os.fstat(fh.fileno()).st_size).read(fh)
 
 
-def _chunks(data: bytes | mmap.mmap) -> Iterator[tuple[int, int]]:
-    """(start, end) byte ranges of whole lines, about :data:`_CHUNK` bytes each."""
-    start, n = 0, len(data)
-    while start < n:
-        end = min(start + _CHUNK, n)
-        while end < n:
-            cut = max(data.rfind(b"\n", start, end), data.rfind(b"\r", start, end))
-            if cut >= 0:
-                end = cut + 1
-                if data[cut:cut + 1] == b"\r" and data[end:end + 1] == b"\n":
-                    end += 1  # keep \r\n in one chunk
-                break
-            end = min(end + _CHUNK, n)  # a line longer than a chunk
-        yield start, end
-        start = end
+def _blocks(fh: BinaryIO) -> Iterator[bytes]:
+    """The bytes of ``fh`` in blocks of whole lines of about :data:`_CHUNK` bytes (a longer
+    line is one block of its own; a ``\\r\\n`` pair is never split), each framed as
+    :func:`_parse` reads it: a space before, a space and 8 zero bytes after."""
+    held: list[bytes] = []  # the start of a line not ended yet
+    while more := fh.read(_CHUNK):
+        # the last line break, but not a \r at the very end: a \n may follow it
+        cut = max(more.rfind(b"\n"), more.rfind(b"\r", 0, len(more) - 1))
+        if cut < 0:
+            held.append(more)
+            continue
+        yield b"".join((_BEFORE, *held, memoryview(more)[:cut + 1], _AFTER))
+        held = [more[cut + 1:]] if cut + 1 < len(more) else []
+    if held:
+        yield b"".join((_BEFORE, *held, _AFTER))
 
 
-def _has_unicode_space(data: bytes | mmap.mmap) -> bool:
+# A space on either side of a block, so that every token starts after a space and ends
+# before one; 8 zero bytes after, so that a 64-bit word read at any byte stays inside.
+_BEFORE, _AFTER = b" ", b" " + bytes(8)
+
+
+def _has_unicode_space(data: bytes) -> bool:
     """Does the text hold a non-ASCII character that ``str.split`` splits on (U+0085,
     U+00A0, U+1680, U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000)?"""
     if not any(data.find(lead) >= 0 for lead in (b"\xc2", b"\xe1", b"\xe2", b"\xe3")):
@@ -112,183 +111,344 @@ def _unicode_spaces() -> list[str]:
     return [chr(c) for c in range(0x80, 0x3001) if chr(c).isspace()]
 
 
+# ASCII whitespace of str.split: \t \n \v \f \r (9..13), \x1c..\x1f (28..31) and space
+_SPACE = bytes(int(c in (*range(9, 14), *range(28, 33))) for c in range(256))
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """What the lines of one kind of file hold."""
+
+    name: str
+    columns: str
+    value_at: int  # the token of the grade or score
+
+    @property
+    def expected(self) -> int:
+        return len(self.columns.split())
+
+    def bad_count(self, count: np.ndarray) -> np.ndarray:
+        """A run may have more columns than its six (trec_eval ignores them), qrels not."""
+        return count < self.expected if self.name == "run" else count != self.expected
+
+    def count_error(self, count: int) -> str:
+        return f"expected {self.expected} columns '{self.columns}', got {count}"
+
+
+_KINDS = {"qrels": _Kind("qrels", QRELS_COLUMNS, 3), "run": _Kind("run", RUN_COLUMNS, 4)}
+
+_Error = tuple[int, str, str | None]  # (line, message, field): the line within its block
+
+
+@dataclass(frozen=True)
+class _Block:
+    """The rows of one block (:func:`_parse`): line numbers count from 1 at the block's
+    first line; ``pairs``: the rows' :func:`pair_hash` (hashed here, in the block's thread);
+    ``lines``: how many line breaks the block holds; ``error``: its first bad line, the rows
+    kept being those before it (and some after it, which are dropped)."""
+
+    qid: np.ndarray
+    docid: np.ndarray
+    value: np.ndarray
+    line: np.ndarray
+    pairs: np.ndarray
+    lines: int
+    error: _Error | None
+
+
 class _Reader:
-    """Collects the rows of one file chunk by chunk, and the first error by line."""
+    """Reads one file block by block; collects the rows, and raises the first error by
+    line."""
 
-    def __init__(self, path: Path, kind: str) -> None:
+    def __init__(self, path: Path, kind: str, size: int | None = None) -> None:
         self.path = path
-        self.kind = kind
-        self.columns = QRELS_COLUMNS if kind == "qrels" else RUN_COLUMNS
-        self.expected = len(self.columns.split())
-        self.value_at = 3 if kind == "qrels" else 4
+        self.kind = _KINDS[kind]
         self.lines_before = 0
-        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        # a data line holds at least `expected` one-byte tokens, their separators, a break
+        most = None if size is None else size // (2 * self.kind.expected - 1) + 1
+        self.rows = _Columns(most)
 
-    # --- one chunk of bytes ---------------------------------------------------------------
+    def read(self, fh: BinaryIO) -> Table:
+        """The table of the file ``fh``: its blocks parsed :data:`_THREADS` at a time and
+        added in file order, so the rows and the error are those of a serial read."""
+        blocks = _blocks(fh)
+        head = list(islice(blocks, 2))
+        if len(head) < 2:  # one block: no thread to start
+            for block in head:
+                self._add(_parse(block, self.kind))
+            return self.table()
+        with ThreadPoolExecutor(_THREADS) as pool:
+            pending: deque[Future[_Block]] = deque(
+                pool.submit(_parse, block, self.kind) for block in head)
+            try:
+                for block in blocks:  # read while the earlier blocks are parsed
+                    pending.append(pool.submit(_parse, block, self.kind))
+                    while len(pending) > _THREADS:
+                        self._add(pending.popleft().result())
+                while pending:
+                    self._add(pending.popleft().result())
+            finally:
+                for future in pending:  # after an error: the blocks after it are not needed
+                    future.cancel()
+        return self.table()
 
-    def chunk(self, data: bytes) -> None:
-        padded = np.frombuffer(data + bytes(_PAD), dtype=np.uint8)
-        buf = padded[:len(data)]
-        # ASCII whitespace of str.split: space, \t \n \v \f \r (9..13), \x1c..\x1f (28..31)
-        space = (buf == 32) | ((buf - np.uint8(9)) <= 4) | ((buf - np.uint8(28)) <= 3)
-        edges = np.flatnonzero(np.diff(np.concatenate(([True], space, [True])).view(np.int8)))
-        starts, ends = edges[0::2], edges[1::2]  # a token starts where a space run ends
-        if data.find(b"\r") < 0:
-            breaks = np.flatnonzero(buf == 10)
-        else:
-            breaks = np.flatnonzero((buf == 10) | ((buf == 13) & (np.append(buf[1:], 0) != 10)))
+    def _add(self, block: _Block) -> None:
         base = self.lines_before
-        self.lines_before += len(breaks)
-        errors: list[tuple[int, InputError]] = []
-        if not data.isascii():
-            error = self._utf8_error(data, buf, breaks, base)
-            if error is not None:
-                errors.append(error)
-        # line k of the chunk holds the tokens from line_first[k] to line_first[k + 1]
-        line_first = np.concatenate(([0], np.searchsorted(starts, breaks), [len(starts)]))
-        count = np.diff(line_first)
-        line = np.flatnonzero(count)  # not blank
-        first, count = line_first[line], count[line]
-        line = (line + base + 1).astype(np.int32)  # 2**31 lines would be a 100 GB file
-        keep = buf[starts[first]] != ord("#")
-        first, count, line = first[keep], count[keep], line[keep]
-        bad = (count < self.expected) if self.kind == "run" else (count != self.expected)
-        if bad.any():
-            i = int(np.argmax(bad))
-            errors.append((int(line[i]), InputError(
-                self.path, f"expected {self.expected} columns '{self.columns}', "
-                           f"got {int(count[i])}", line=int(line[i]))))
-            first, line = first[:i], line[:i]
-        qid = _strings(padded, starts[first], ends[first])
-        docid = _strings(padded, starts[first + 2], ends[first + 2])
-        at = first + self.value_at
-        value, error = self._numbers(_token_matrix(padded, starts[at], ends[at]), line)
-        if error is not None:
-            errors.append(error)
-        k = len(value)
-        self.parts.append((qid[:k], docid[:k], value, line[:k]))
-        if errors:
-            line_no, exc = min(errors, key=lambda e: e[0])
-            self._duplicates(before=line_no)
-            raise exc
-
-    def _utf8_error(self, data: bytes, buf: np.ndarray, breaks: np.ndarray, base: int
-                    ) -> tuple[int, InputError] | None:
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            at = exc.start
-            i = int(np.searchsorted(breaks, at))  # the line holding byte `at`
-            line_start = int(breaks[i - 1]) + 1 if i else 0
-            if i and buf[line_start - 1] == 13 and line_start < len(buf) \
-                    and buf[line_start] == 10:
-                line_start += 1
-            column = at - line_start
-            line = base + i + 1
-            return line, InputError(self.path, f"not UTF-8 text (byte 0x{int(buf[at]):02x} "
-                                               f"at column {column + 1})", line=line)
-        return None
-
-    def _numbers(self, chars: np.ndarray, line: np.ndarray
-                 ) -> tuple[np.ndarray, tuple[int, InputError] | None]:
-        """The grade or score column (tokens as :func:`_token_matrix` rows) as float64, and
-        the first line whose text is not a finite number (a score) or not an integer (a
-        grade), if any."""
-        texts = chars.view(f"S{chars.shape[1]}").ravel()
-        values, fast = _decimals(chars)
-        if not fast.all():
-            rest = np.flatnonzero(~fast)
-            try:
-                values[rest] = texts[rest].astype(np.float64)
-            except (ValueError, UnicodeDecodeError):  # numpy refused one: Python decides
-                values[rest] = [_python_float(t) for t in texts[rest].tolist()]
-        ok = np.isfinite(values)
-        if self.kind == "qrels":
-            ok &= values == np.floor(np.where(ok, values, 0))
-        if ok.all():
-            return values, None
-        i = int(np.argmax(~ok))
-        text = texts[i].decode("utf-8", "replace")
-        if self.kind == "qrels":
-            message, field = f"grade {text!r} is not an integer", "grade"
-        else:
-            message, field = f"score {text!r} is not a finite number", "score"
-        return values[:i], (int(line[i]), InputError(self.path, message, line=int(line[i]),
-                                                     field=field))
-
-    # --- the whole file -------------------------------------------------------------------
-
-    def lines(self, raw_lines: list[bytes]) -> None:
-        """The line-by-line path (a file with non-ASCII whitespace): ``str.split``."""
-        rows: list[tuple[str, str, str, int]] = []
-        for line_no, data in enumerate(raw_lines, start=1):
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                self._flush(rows)
-                self._duplicates(before=line_no)
-                raise InputError(self.path, f"not UTF-8 text (byte 0x{data[exc.start]:02x} "
-                                 f"at column {exc.start + 1})", line=line_no) from None
-            fields = text.split()
-            if not fields or fields[0].startswith("#"):
-                continue
-            if len(fields) != self.expected and not (self.kind == "run"
-                                                     and len(fields) > self.expected):
-                self._flush(rows)
-                self._duplicates(before=line_no)
-                raise InputError(self.path, f"expected {self.expected} columns "
-                                 f"'{self.columns}', got {len(fields)}", line=line_no)
-            rows.append((fields[0], fields[2], fields[self.value_at], line_no))
-        self._flush(rows)
-
-    def _flush(self, rows: list[tuple[str, str, str, int]]) -> None:
-        if not rows:
-            return
-        qid, docid, text, line = zip(*rows, strict=True)
-        line_arr = np.array(line, dtype=np.int32)
-        texts = _encode(text)
-        values, error = self._numbers(texts.view(np.uint8).reshape(len(texts), -1), line_arr)
-        self.parts.append((_encode(qid), _encode(docid), values, line_arr[:len(values)]))
-        rows.clear()
-        if error is not None:
-            self._duplicates(before=error[0])
-            raise error[1]
+        self.lines_before += block.lines
+        self.rows.append(block.qid, block.docid, block.value, block.line + np.int32(base),
+                         block.pairs)
+        if block.error is not None:
+            line, message, field = block.error
+            self._duplicates(before=base + line)
+            raise InputError(self.path, message, line=base + line, field=field)
 
     def table(self) -> Table:
-        parts, self.parts = self.parts, []
-        if not parts:
-            return self._joined()
-        joined = []
-        for i in range(4):  # column by column, each chunk's copy freed as it is joined
-            joined.append(np.concatenate([p[i] for p in parts]))
-            parts = [(*p[:i], None, *p[i + 1:]) for p in parts]  # type: ignore[misc]
-        t = Table(*joined)
-        self.parts = [(t.qid, t.docid, t.value, t.line)]
-        self._duplicates(before=None, t=t)
+        t = self.rows.table()
+        self._duplicates(before=None)
         return t
 
-    def _joined(self) -> Table:
-        if not self.parts:
-            empty = np.array([], dtype="S1")
-            return Table(empty, empty, np.array([], dtype=np.float64),
-                         np.array([], dtype=np.int32))
-        qid, docid, value, line = (np.concatenate(c) for c in zip(*self.parts, strict=True))
-        return Table(qid, docid, value, line)
-
-    def _duplicates(self, before: int | None, t: Table | None = None) -> None:
+    def _duplicates(self, before: int | None) -> None:
         """Raise the error for the first line (before line ``before``) that repeats a
         (query, document) pair of an earlier line."""
-        t = self._joined() if t is None else t
+        t = self.rows.table()
         if before is not None:
             keep = t.line < before
-            t = Table(t.qid[keep], t.docid[keep], t.value[keep], t.line[keep])
+            t = _table(t.qid[keep], t.docid[keep], t.value[keep], t.line[keep], t.pairs[keep])
         repeat = duplicate_rows(t)
         if len(repeat):
             i = int(repeat[np.argmin(t.line[repeat])])
-            verb = "judged" if self.kind == "qrels" else "retrieved"
+            verb = "judged" if self.kind.name == "qrels" else "retrieved"
             raise InputError(self.path, f"document {t.docid[i].decode()!r} {verb} twice for "
                              f"query {t.qid[i].decode()!r}", line=int(t.line[i]),
                              field="docid")
+
+
+class _Columns:
+    """The rows read so far, in arrays allocated for the most rows the file can hold:
+    memory never written is not resident, so the table costs its rows only, and each
+    block's rows are copied in and freed (no concatenation at the end). With no size
+    known (standard input) the arrays double when full; an id wider than the arrays so far
+    widens them."""
+
+    def __init__(self, most: int | None) -> None:
+        self.capacity = 0 if most is None else most
+        self.count = 0
+        self.arrays: list[np.ndarray] = []  # qid, docid, value, line, pairs
+
+    def append(self, *columns: np.ndarray) -> None:
+        k = len(columns[2])
+        if not self.arrays:
+            self.capacity = max(self.capacity, k)
+            try:
+                self.arrays = [np.empty(self.capacity, dtype=c.dtype) for c in columns]
+            except MemoryError:  # more address space than the system lends: grow instead
+                self.capacity = k
+                self.arrays = [np.empty(k, dtype=c.dtype) for c in columns]
+        n = self.count
+        if n + k > self.capacity:
+            self.capacity = max(2 * self.capacity, n + k)
+            self.arrays = [_moved(a, a.dtype, self.capacity, n) for a in self.arrays]
+        for i in (0, 1):
+            if columns[i].dtype.itemsize > self.arrays[i].dtype.itemsize:
+                self.arrays[i] = _moved(self.arrays[i], columns[i].dtype, self.capacity, n)
+        for array, column in zip(self.arrays, columns, strict=True):
+            array[n:n + k] = column  # a narrower id is padded with zero bytes
+        self.count = n + k
+
+    def table(self) -> Table:
+        if not self.arrays:
+            empty = np.array([], dtype="S8")
+            return _table(empty, empty, np.array([], dtype=np.float64),
+                          np.array([], dtype=np.int32), np.array([], dtype=np.uint64))
+        return _table(*(a[:self.count] for a in self.arrays))
+
+
+def _moved(array: np.ndarray, dtype: np.dtype, capacity: int, count: int) -> np.ndarray:
+    """A new array of ``capacity`` items of ``dtype`` holding the first ``count`` of
+    ``array``."""
+    out = np.empty(capacity, dtype=dtype)
+    out[:count] = array[:count]
+    return out
+
+
+def _table(qid: np.ndarray, docid: np.ndarray, value: np.ndarray, line: np.ndarray,
+           pairs: np.ndarray) -> Table:
+    """A :class:`Table` whose pair hashes are already known."""
+    t = Table(qid, docid, value, line)
+    t.__dict__["pairs"] = pairs  # what the cached property would compute
+    return t
+
+
+# --- one block of bytes -------------------------------------------------------------------
+
+
+def _parse(block: bytes, kind: _Kind) -> _Block:
+    """The rows of a block of whole lines (framed as :func:`_blocks` frames it), and its
+    first bad line. Runs in a thread."""
+    if not block.isascii() and _has_unicode_space(block):
+        return _parse_lines(block[len(_BEFORE):-len(_AFTER)], kind)
+    n = len(block) - len(_AFTER) + 1  # the bytes up to the space after the lines
+    buf = np.frombuffer(block, dtype=np.uint8, count=n)
+    space = np.frombuffer(block.translate(_SPACE), dtype=np.bool_, count=n)
+    edges = np.flatnonzero(space[1:] != space[:-1])
+    # token i is block[before[i] + 1:last[i] + 1]: after a space, up to its last byte
+    before, last = edges[0::2], edges[1::2]
+    if block.find(b"\r") < 0:
+        breaks = np.flatnonzero(buf == 10)
+    else:  # \r alone breaks a line too; \r\n breaks it once
+        breaks = np.flatnonzero((buf == 10) | ((buf == 13) & (np.append(buf[1:], 0) != 10)))
+    errors: list[_Error] = []
+    if not block.isascii():
+        error = _utf8_error(block[len(_BEFORE):-len(_AFTER)], breaks - len(_BEFORE))
+        if error is not None:
+            errors.append(error)
+    first, count, line = _lines(before, breaks, kind.expected)
+    keep = buf[before[first] + 1] != ord("#")
+    if not keep.all():
+        first, count, line = first[keep], count[keep], line[keep]
+    bad = kind.bad_count(count)
+    if bad.any():
+        i = int(np.argmax(bad))
+        errors.append((int(line[i]), kind.count_error(int(count[i])), None))
+        first, line = first[:i], line[:i]
+    words = np.ndarray((n + 1,), dtype="<u8", buffer=block, strides=(1,))  # at each byte
+    qid = _strings(words, before[first] + 1, last[first] + 1)
+    docid = _strings(words, before[first + 2] + 1, last[first + 2] + 1)
+    at = first + kind.value_at
+    value, error = _numbers(*_token_words(words, before[at] + 1, last[at] + 1), line, kind)
+    if error is not None:
+        errors.append(error)
+    k = len(value)
+    return _Block(qid[:k], docid[:k], value, line[:k], pair_hash(qid[:k], docid[:k]),
+                  len(breaks), min(errors, key=lambda e: e[0]) if errors else None)
+
+
+def _lines(before: np.ndarray, breaks: np.ndarray, expected: int
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each line holding a token: its first token, its number of tokens, its line
+    number (from 1). ``before``: the byte before each token (a space: a token starts
+    before a line break ``b`` exactly when ``before < b``); ``breaks``: the line breaks."""
+    t, m = len(before), len(breaks)
+    rows = t // expected
+    if t and t % expected == 0 and rows in (m, m + 1):  # maybe the usual file: no blank
+        heads, tails = before[::expected], before[expected - 1::expected]  # line, no
+        if bool((tails[:m] < breaks[:rows]).all()) and bool(  # extra column, no comment
+                (heads[1:] >= breaks[:rows - 1]).all()):  # of another length
+            return (np.arange(0, t, expected), np.full(rows, expected),
+                    np.arange(1, rows + 1, dtype=np.int32))
+    # line k holds the tokens from line_first[k] to line_first[k + 1]
+    line_first = np.concatenate(([0], np.searchsorted(before, breaks), [t]))
+    count = np.diff(line_first)
+    line = np.flatnonzero(count)  # not blank
+    # 2**31 lines would be a 100 GB file
+    return line_first[line], count[line], (line + 1).astype(np.int32)
+
+
+def _utf8_error(data: bytes, breaks: np.ndarray) -> _Error | None:
+    """The first line of ``data`` that is not UTF-8 (``breaks``: its line breaks)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        at = exc.start
+        i = int(np.searchsorted(breaks, at))  # the breaks before byte `at`
+        line_start = int(breaks[i - 1]) + 1 if i else 0
+        return (i + 1, f"not UTF-8 text (byte 0x{data[at]:02x} at column "
+                       f"{at - line_start + 1})", None)
+    return None
+
+
+def _parse_lines(data: bytes, kind: _Kind) -> _Block:
+    """:func:`_parse` for a block with non-ASCII whitespace: line by line, ``str.split``."""
+    rows: list[tuple[str, str, str, int]] = []
+    raw_lines = data.splitlines()
+    error: _Error | None = None
+    for line_no, raw in enumerate(raw_lines, start=1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            error = (line_no, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column "
+                              f"{exc.start + 1})", None)
+            break
+        fields = text.split()
+        if not fields or fields[0].startswith("#"):
+            continue
+        if kind.bad_count(np.array([len(fields)]))[0]:
+            error = (line_no, kind.count_error(len(fields)), None)
+            break
+        rows.append((fields[0], fields[2], fields[kind.value_at], line_no))
+    qid, docid, token, line = (list(c) for c in zip(*rows, strict=True)) if rows else (
+        [], [], [], [])
+    line_arr = np.array(line, dtype=np.int32)
+    texts = _encode(token)
+    lengths = np.array([len(t.encode()) for t in token], dtype=np.int64)
+    words = texts.view("<u8").reshape(len(texts), -1)
+    values, value_error = _numbers(words, lengths, line_arr, kind)
+    if value_error is not None:
+        error = value_error  # it comes before the line that stopped the loop
+    k = len(values)
+    qids, docids = _encode(qid)[:k], _encode(docid)[:k]
+    return _Block(qids, docids, values, line_arr[:k], pair_hash(qids, docids),
+                  len(raw_lines), error)
+
+
+def _token_words(words: np.ndarray, starts: np.ndarray, ends: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The tokens ``[starts[i], ends[i])`` as rows of little-endian 64-bit words (zero
+    bytes after the token: ``S`` ids whose width is a multiple of 8, readable as words for
+    hashing), and their lengths. ``words``: a word at every byte of the block (the last
+    one in bounds)."""
+    lengths = ends - starts
+    width = max(1, -(-int(lengths.max()) // 8)) if len(lengths) else 1
+    out = np.empty((len(starts), width), dtype="<u8")
+    for j in range(width):
+        at = starts if j == 0 else np.minimum(starts + 8 * j, len(words) - 1)
+        np.bitwise_and(words[at], _low_bytes(lengths - 8 * j), out=out[:, j])
+    return out, lengths
+
+
+def _low_bytes(count: np.ndarray) -> np.ndarray:
+    """The 64-bit masks of the low ``count`` bytes (none below 0, all above 8)."""
+    bits = np.minimum(np.maximum(count, 0), 8).astype(np.uint64) << np.uint64(3)
+    return ~(_ONES << bits)  # numpy shifts by 64 to 0
+
+
+_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def _strings(words: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The tokens ``[starts[i], ends[i])`` as an ``S`` array (see :func:`_token_words`)."""
+    out, _ = _token_words(words, starts, ends)
+    return out.view(f"S{8 * out.shape[1]}").ravel()
+
+
+def _numbers(words: np.ndarray, lengths: np.ndarray, line: np.ndarray, kind: _Kind
+             ) -> tuple[np.ndarray, _Error | None]:
+    """The grade or score column (tokens as :func:`_token_words` rows) as float64, and
+    the first line whose text is not a finite number (a score) or not an integer (a
+    grade), if any: what Python's ``float()`` reads (:func:`_decimals` for the usual
+    decimals, numpy's parser else, Python's for what numpy refuses)."""
+    texts = words.view(f"S{8 * words.shape[1]}").ravel()
+    values, fast = _decimals(words, lengths)
+    if not fast.all():
+        rest = np.flatnonzero(~fast)
+        try:
+            values[rest] = texts[rest].astype(np.float64)
+        except (ValueError, UnicodeDecodeError):  # numpy refused one: Python decides
+            values[rest] = [_python_float(t) for t in texts[rest].tolist()]
+        # a token with a zero byte: float() refuses it ('S' arrays drop trailing zeros)
+        values[rest[np.char.str_len(texts[rest]) != lengths[rest]]] = math.nan
+    ok = np.isfinite(values)
+    if kind.name == "qrels":
+        ok &= values == np.floor(np.where(ok, values, 0))
+    if ok.all():
+        return values, None
+    i = int(np.argmax(~ok))
+    text = texts[i].decode("utf-8", "replace")
+    if kind.name == "qrels":
+        message, field = f"grade {text!r} is not an integer", "grade"
+    else:
+        message, field = f"score {text!r} is not a finite number", "score"
+    return values[:i], (int(line[i]), message, field)
 
 
 def _python_float(text: bytes) -> float:
@@ -298,56 +458,79 @@ def _python_float(text: bytes) -> float:
         return math.nan
 
 
-def _token_matrix(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """The tokens buf[starts[i]:ends[i]] as rows of a zero-padded uint8 matrix whose width
-    is a multiple of 8 (so ids can be read as 64-bit words for hashing). ``buf`` ends with
-    :data:`_PAD` zero bytes, so a row can be copied whole from a sliding window."""
-    lengths = ends - starts
-    longest = int(lengths.max()) if len(lengths) else 0
-    width = max(8, -(-longest // 8) * 8)
-    if width <= _PAD:
-        out = np.lib.stride_tricks.sliding_window_view(buf, width)[starts]
-    else:  # a token longer than the padding: gather it byte by byte
-        out = buf[np.minimum(starts[:, None] + np.arange(width), len(buf) - 1)]
-    out[np.arange(width) >= lengths[:, None]] = 0
-    return out
-
-
-def _strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """The tokens buf[starts[i]:ends[i]] as an ``S`` array (see :func:`_token_matrix`)."""
-    out = _token_matrix(buf, starts, ends)
-    return out.view(f"S{out.shape[1]}").ravel()
-
-
 _POW10 = np.array([1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13,
                    1e14, 1e15])
+_TEN_POW8 = np.array([10 ** k for k in range(9)], dtype=np.uint64)
+_ZEROS = np.uint64(0x3030303030303030)  # '0' in every byte
 
 
-def _decimals(chars: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Values of the tokens written ``[+-]digits[.digits]`` with 1 to 15 digits, and which
-    tokens are so written (the others are left to numpy's and Python's parsers).
+def _decimals(words: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Values of the tokens written ``[+-]digits[.digits]`` with 1 to 15 digits in at most
+    16 bytes, and which tokens are so written (the others are left to numpy's and Python's
+    parsers). ``words``/``lengths``: as :func:`_token_words` gives them.
 
     Exactly what ``float()`` gives: the digits form an integer below 2**53 and a power of
     ten up to 1e15 is exact, so their quotient is the correctly rounded value (Clinger's
-    fast path of strtod)."""
-    digit = chars - np.uint8(48)
-    is_digit = digit <= 9
-    is_dot = chars == 46
-    signed = (chars[:, 0] == 45) | (chars[:, 0] == 43)
-    other = ~is_digit & ~is_dot & (chars != 0)
-    other[:, 0] &= ~signed
-    digits = is_digit.sum(axis=1)
-    dots = is_dot.sum(axis=1)
-    fast = ~other.any(axis=1) & (dots <= 1) & (digits >= 1) & (digits <= 15)
-    mantissa = np.zeros(len(chars), dtype=np.int64)
-    for j in range(chars.shape[1]):
-        if not is_digit[:, j].any():
-            continue
-        mantissa = np.where(is_digit[:, j], mantissa * 10 + digit[:, j], mantissa)
-    after_dot = np.cumsum(is_dot, axis=1, dtype=np.int8) > 0
-    fraction = np.where(fast, (is_digit & after_dot).sum(axis=1), 0)
-    values = mantissa / _POW10[fraction]
-    return np.where(chars[:, 0] == 45, -values, values), fast
+    fast path of strtod). The digits are read 8 at a time from a 64-bit word (the sign and
+    the dot taken out, the digits moved to the word's top, then pairs, fours and eights
+    of digits combined by multiplying), so nothing loops over the characters."""
+    nw = min(2, words.shape[1])  # a token of more than 16 bytes is not a fast one
+    chars = np.ascontiguousarray(words[:, :nw]).view(np.uint8)  # (rows, 8 * nw) bytes
+    digit_w = _bytes_set((chars - np.uint8(48)) <= 9)
+    dot_w = _bytes_set(chars == 46)
+    digits = np.bitwise_count(digit_w).sum(axis=1, dtype=np.int64)
+    dots = np.bitwise_count(dot_w).sum(axis=1, dtype=np.int64)
+    minus = chars[:, 0] == 45
+    sign = minus | (chars[:, 0] == 43)
+    fast = ((digits + dots + sign == lengths) & (dots <= 1) & (digits >= 1) & (digits <= 15)
+            & (lengths <= 16))
+    # the dot's byte (16: none): a word with one byte set has 8 * its position bits below
+    below = np.bitwise_count(dot_w - np.uint64(1)).astype(np.int64)  # 64 with no dot
+    at = below[:, 0] // 8 if nw == 1 else np.where(dot_w[:, 0] != 0, below[:, 0] // 8,
+                                                   8 + below[:, 1] // 8)
+    at = np.where(dots == 1, at, 16)
+    lo = words[:, 0].astype(np.uint64)
+    hi = words[:, 1].astype(np.uint64) if nw == 2 else None
+    lo, hi = _drop_byte(lo, hi, at)
+    lo, hi = _drop_byte(lo, hi, np.where(sign, 0, 16))
+    k_lo = np.minimum(digits, 8)
+    with np.errstate(over="ignore"):
+        mantissa = _eight_digits(lo - (_ZEROS & _low_bytes(k_lo)), k_lo)
+        if hi is not None:
+            k_hi = digits - k_lo
+            mantissa = mantissa * _TEN_POW8[k_hi] + _eight_digits(
+                hi - (_ZEROS & _low_bytes(k_hi)), k_hi)
+    fraction = np.where(fast & (dots == 1), lengths - 1 - at, 0)
+    values = mantissa.astype(np.float64) / _POW10[fraction]
+    return np.where(minus, -values, values), fast
+
+
+def _bytes_set(mask: np.ndarray) -> np.ndarray:
+    """A (rows, 8 * n) bool array as (rows, n) words, one byte (0 or 1) per character."""
+    return mask.view("<u8").astype(np.uint64, copy=False)
+
+
+def _drop_byte(lo: np.ndarray, hi: np.ndarray | None, at: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Take byte ``at`` (0..15; 16: none) out of the 16 bytes ``lo`` + ``hi`` (``hi``
+    None: zeros), the bytes after it moving one down."""
+    eight = np.uint64(8)
+    keep_lo = _low_bytes(at)  # the bytes of lo below `at`
+    if hi is None:
+        return (lo & keep_lo) | ((lo >> eight) & ~keep_lo), None
+    keep_hi = _low_bytes(at - 8)
+    new_lo = (lo & keep_lo) | (((lo >> eight) | (hi << np.uint64(56))) & ~keep_lo)
+    return new_lo, (hi & keep_hi) | ((hi >> eight) & ~keep_hi)
+
+
+def _eight_digits(word: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """The integer of the ``count`` (0..8) digit values in the low bytes of ``word``, the
+    first digit lowest (as read from text): moved to the word's top bytes, then combined
+    pairwise (each step's lanes hold at most 99, 9999, 99999999: nothing carries over)."""
+    word = word << ((np.uint64(8) - count.astype(np.uint64)) << np.uint64(3))  # 64: zero
+    word = (word * np.uint64(10) + (word >> np.uint64(8))) & np.uint64(0x00FF00FF00FF00FF)
+    word = (word * np.uint64(100) + (word >> np.uint64(16))) & np.uint64(0x0000FFFF0000FFFF)
+    return (word * np.uint64(10000) + (word >> np.uint64(32))) & np.uint64(0xFFFFFFFF)
 
 
 def _encode(values: object) -> np.ndarray:
@@ -377,7 +560,8 @@ def pair_hash(qid: np.ndarray, docid: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
         h = np.full(len(qid), 0x9E3779B97F4A7C15, dtype=np.uint64)
         for ids, salt in ((qid, 0x100000001B3), (docid, 0xC2B2AE3D27D4EB4F)):
-            words = np.ascontiguousarray(ids).view(np.uint64).reshape(len(ids), -1)
+            words = np.ascontiguousarray(ids).view(np.uint64).reshape(
+                len(ids), ids.dtype.itemsize // 8)  # (also with no row)
             for col in words.T:
                 mixed = (h ^ col) * np.uint64(salt)
                 h = np.where(col != 0, mixed ^ (mixed >> np.uint64(29)), h)
