@@ -596,6 +596,17 @@ def _ranks(run_q: np.ndarray, score: np.ndarray, docid: np.ndarray, rows: np.nda
     return rank
 
 
+def by_query_and_rank(query: np.ndarray, rank: np.ndarray) -> np.ndarray | None:
+    """The permutation that sorts rows by (query, rank), None when they already are (a run
+    listed in rank order, the usual file, is: one pass instead of a sort)."""
+    if len(query) < 2:
+        return None
+    dq, dr = np.diff(query), np.diff(rank)
+    if bool(((dq > 0) | ((dq == 0) & (dr > 0))).all()):
+        return None
+    return np.lexsort((rank, query))
+
+
 def relevance_rows(j: Joined, evaluated: np.ndarray, *, level: float = 1,
                    max_docs: int | None = None, judged_only: bool = False,
                    graded: bool = True) -> tuple[Relevance, np.ndarray, np.ndarray, np.ndarray]:
@@ -631,13 +642,16 @@ def relevance_rows(j: Joined, evaluated: np.ndarray, *, level: float = 1,
     row = np.full(n, -1, dtype=np.int64)
     row[evaluated] = np.arange(len(evaluated))
     depths = depth[evaluated]
-    matrix = np.zeros((len(evaluated), max(1, int(depths.max()) if len(depths) else 0)))
     found = g >= 1
-    matrix[row[q[found]], r[found]] = g[found]
+    hit_q, hit_r, hit_g = row[q[found]], r[found], g[found]
+    by_rank = by_query_and_rank(hit_q, hit_r)
+    if by_rank is not None:
+        hit_q, hit_r, hit_g = hit_q[by_rank], hit_r[by_rank], hit_g[by_rank]
     rel = chosen[j.qrels_q] & (qrels_grade >= 1)
     rel_q, rel_g = j.qrels_q[rel], qrels_grade[rel]
     ideal = rel_g[np.lexsort((-rel_g, rel_q))]
     num_rel = np.bincount(rel_q, minlength=n)[evaluated]
-    relevance = Relevance(matrix, _pad(ideal, num_rel), num_rel.astype(np.float64))
+    relevance = Relevance(hit_q, hit_r, hit_g, int(depths.max()) if len(depths) else 0,
+                          _pad(ideal, num_rel), num_rel.astype(np.float64))
     return (relevance, depths, num_rel,
-            np.bincount(row[q[found]], minlength=len(evaluated)).astype(np.int64))
+            np.bincount(hit_q, minlength=len(evaluated)).astype(np.int64))

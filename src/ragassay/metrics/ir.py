@@ -238,8 +238,8 @@ def _score_columns(
         ranked[i] = 0.0
         ranked[i, :len(ranking)] = [judged[i].get(d, 0) for d in ranking]
     num_rel = [len(r) for r in ideal_rows]
-    relevance = Relevance(ranked, _pad(list(chain.from_iterable(ideal_rows)), num_rel),
-                          np.asarray(num_rel, dtype=np.float64))
+    relevance = Relevance.from_matrix(ranked, _pad(list(chain.from_iterable(ideal_rows)), num_rel),
+                                      np.asarray(num_rel, dtype=np.float64))
     values = kernel_values(relevance, measures)
     return {name: column.tolist() for name, column in values.items()}
 
