@@ -644,9 +644,9 @@ def relevance_rows(j: Joined, evaluated: np.ndarray, *, level: float = 1,
     depths = depth[evaluated]
     found = g >= 1
     hit_q, hit_r, hit_g = row[q[found]], r[found], g[found]
-    by_rank = by_query_and_rank(hit_q, hit_r)
-    if by_rank is not None:
-        hit_q, hit_r, hit_g = hit_q[by_rank], hit_r[by_rank], hit_g[by_rank]
+    in_order = by_query_and_rank(hit_q, hit_r)
+    if in_order is not None:
+        hit_q, hit_r, hit_g = hit_q[in_order], hit_r[in_order], hit_g[in_order]
     rel = chosen[j.qrels_q] & (qrels_grade >= 1)
     rel_q, rel_g = j.qrels_q[rel], qrels_grade[rel]
     ideal = rel_g[np.lexsort((-rel_g, rel_q))]
