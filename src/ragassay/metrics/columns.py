@@ -407,22 +407,27 @@ def duplicate_rows(t: Table) -> np.ndarray:
 
 
 def qid_codes(*columns: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
-    """The sorted distinct ids of the columns and each column's codes (index into them).
+    """The sorted distinct ids of the columns and each column's codes (index into them)."""
+    distinct, heads = _head_codes(*columns)
+    return distinct, [np.repeat(codes, np.diff(np.append(starts, len(col))))
+                      for col, (starts, codes) in zip(columns, heads, strict=True)]
+
+
+def _head_codes(*columns: np.ndarray) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+    """:func:`qid_codes` per block of equal ids: each column's block starts and their codes.
 
     Rows of one query usually come together, so only the first id of each block is sorted.
     """
-    heads, blocks = [], []
+    heads, starts = [], []
     for col in columns:
-        change = np.flatnonzero(col[1:] != col[:-1]) + 1 if len(col) else np.array([], int)
-        starts = np.concatenate(([0], change)) if len(col) else change
-        heads.append(col[starts])
-        blocks.append(np.diff(np.append(starts, len(col))))
+        starts.append(run_blocks(col))
+        heads.append(col[starts[-1]])
     width = max([8, *(h.dtype.itemsize for h in heads)])
     distinct, inverse = np.unique(np.concatenate([h.astype(f"S{width}") for h in heads]),
                                   return_inverse=True)
     codes, at = [], 0
-    for head, block in zip(heads, blocks, strict=True):
-        codes.append(np.repeat(inverse[at:at + len(head)], block).astype(np.int64))
+    for head, first in zip(heads, starts, strict=True):
+        codes.append((first, inverse[at:at + len(head)].astype(np.int64)))
         at += len(head)
     return distinct, codes
 
@@ -546,6 +551,10 @@ def join(qrels: Table, run: Table, *, keep_order: bool = False,
     Only judged rows are ranked, each by counting its query's rows scored above it: no
     measure reads the order of unjudged documents, so the run is not sorted (a query where
     a judged row's score is tied is sorted, for the doc-id tie-break)."""
+    if not keep_order:
+        grouped = join_grouped(qrels, run, run_queries)
+        if grouped is not None:
+            return grouped
     extra = [] if run_queries is None else [run_queries]
     qids, codes = qid_codes(qrels.qid, run.qid, *extra)
     qrels_q, run_q = codes[0], codes[1]
@@ -655,3 +664,173 @@ def relevance_rows(j: Joined, evaluated: np.ndarray, *, level: float = 1,
                           _pad(ideal, num_rel), num_rel.astype(np.float64))
     return (relevance, depths, num_rel,
             np.bincount(hit_q, minlength=len(evaluated)).astype(np.int64))
+
+
+# --- the grouped layout: each query's rows together (a run file, a run's arrays) --------
+
+
+def run_blocks(ids: np.ndarray) -> np.ndarray:
+    """The first row of each run of equal ids (rows of one query usually come together).
+    An ``S`` array whose width is a multiple of 8 is compared as 64-bit words, several
+    times faster than numpy's string comparison."""
+    n = len(ids)
+    if n == 0:
+        return np.array([], dtype=np.int64)
+    if ids.dtype.kind == "S" and ids.dtype.itemsize % 8 == 0:
+        words = np.ascontiguousarray(ids).view(np.uint64).reshape(n, -1)
+        change = words[1:, 0] != words[:-1, 0]
+        for j in range(1, words.shape[1]):
+            change |= words[1:, j] != words[:-1, j]
+    else:
+        change = ids[1:] != ids[:-1]
+    return np.concatenate(([0], np.flatnonzero(change) + 1))
+
+
+_WORD_SALT = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+                       0xD6E8FEB86659FD93, 0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53,
+                       0x27D4EB2F165667C5, 0x94D049BB133111EB], dtype=np.uint64)
+
+
+def id_hash(ids: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each id of an ``S`` array whose width is a multiple of 8: the sum of
+    its 64-bit words, each times an odd constant (modulo 2**64), whose high bits depend on
+    every bit of the id. Equal ids hash equal whatever the widths (the zero words of the
+    padding add 0); unequal ids rarely do, and every use compares the ids of equal hashes."""
+    h = np.zeros(len(ids), dtype=np.uint64)
+    if not len(ids):
+        return h
+    words = np.ascontiguousarray(ids).view(np.uint64).reshape(len(ids), -1)
+    for j in range(words.shape[1]):
+        salt = _WORD_SALT[j % len(_WORD_SALT)] + np.uint64(2 * (j // len(_WORD_SALT)))
+        h += words[:, j] * salt  # uint64 arithmetic wraps silently
+    return h
+
+
+def _padded(values: np.ndarray, starts: np.ndarray, sizes: np.ndarray, width: int,
+            fill: float) -> np.ndarray:
+    """The rows of consecutive blocks as a (blocks, width) matrix, ``fill`` after a block's
+    end (a view, no copy, when every block has ``width`` rows)."""
+    if len(values) == len(starts) * width:
+        return values.reshape(len(starts), width)
+    out = np.full((len(starts), width), fill, dtype=values.dtype)
+    place = np.arange(len(values)) - np.repeat(starts, sizes)
+    out[np.repeat(np.arange(len(starts)), sizes), place] = values
+    return out
+
+
+def _search_rows(matrix: np.ndarray, rows: np.ndarray, values: np.ndarray, right: bool
+                 ) -> np.ndarray:
+    """``np.searchsorted(matrix[r], v, side)`` for each (r, v) of ``rows``/``values``, each
+    row of ``matrix`` sorted ascending: one branch-free binary search for all, log2(width)
+    rounds of one gather each."""
+    width = matrix.shape[1]
+    flat = matrix.reshape(-1)
+    base = rows * width - 1
+    count = np.zeros(len(rows), dtype=np.int64)  # elements known to be below (or equal)
+    step = 1 << (width.bit_length() - 1)
+    while step:
+        probe = np.minimum(count + step, width)
+        at = flat.take(base + probe)
+        count = np.where((at <= values) if right else (at < values), probe, count)
+        step >>= 1
+    return count
+
+
+def join_grouped(qrels: Table, run: Table, run_queries: np.ndarray | None = None
+                 ) -> Joined | None:
+    """:func:`join` for a run whose rows of one query come together (the usual layout) with
+    about as many rows for each query; None for any other run, and for a run that repeats
+    a (query, document) pair: both are left to :func:`join`.
+
+    Nothing is sorted over the whole run. Per query, the documents' hashes are sorted, to
+    find a repeat and each judgment's row (by binary search; the ids of equal hashes are
+    compared), and so are the scores: a judged row's rank is the number of its query's rows
+    scored above it, also a binary search. A query where a judged row's score is tied is
+    ranked in full by :func:`rank_rows`, for the doc-id tie-break."""
+    n_run = len(run)
+    if not n_run or not len(qrels):
+        return None
+    starts = run_blocks(run.qid)
+    sizes = np.diff(np.append(starts, n_run))
+    width = int(sizes.max())
+    if len(starts) * width > 2 * n_run + 4096 or width > 1 << 24:
+        return None  # ragged: a padded matrix would cost more than sorting
+    extra = [] if run_queries is None else [run_queries]
+    qids, heads = _head_codes(qrels.qid, run.qid[starts], *extra)
+    n = len(qids)
+    block_code = heads[1][1]
+    if len(np.unique(block_code)) < len(block_code):
+        return None  # a query in two places of the run
+    block_of = np.full(n, -1, dtype=np.int64)
+    block_of[block_code] = np.arange(len(starts))
+    # Per query: keys = the hash, its low bits replaced by the row's place, sorted.
+    bits = max(1, (width - 1).bit_length())
+    low = np.uint64((1 << bits) - 1)
+    keys = _padded(id_hash(run.docid) & ~low, starts, sizes, width, np.iinfo(np.uint64).max)
+    keys |= np.arange(width, dtype=np.uint64)
+    keys.sort(axis=1)
+    same = (keys[:, 1:] & ~low) == (keys[:, :-1] & ~low)
+    if same.any():  # equal hashes in one query: a repeated document, or a collision
+        b, c = np.nonzero(same)
+        ra, rb = (keys[b, c] & low).astype(np.int64), (keys[b, c + 1] & low).astype(np.int64)
+        real = (ra < sizes[b]) & (rb < sizes[b])  # not the padding
+        ra, rb = starts[b[real]] + ra[real], starts[b[real]] + rb[real]
+        if bool((run.docid[ra] == run.docid[rb]).any()):
+            return None
+    # Judgments: each qrels row's run row, by binary search in its query's keys.
+    qrels_starts, qrels_heads = heads[0]
+    qrels_q = np.repeat(qrels_heads, np.diff(np.append(qrels_starts, len(qrels))))
+    judgment = np.flatnonzero(block_of[qrels_q] >= 0)
+    rows = block_of[qrels_q[judgment]]
+    prefix = id_hash(qrels.docid[judgment]) & ~low
+    at = _search_rows(keys, rows, prefix, right=False)
+    none = np.array([], dtype=np.int64)
+    found: list[tuple[np.ndarray, np.ndarray]] = [(none, none)]
+    while len(judgment):  # one candidate of equal hash per round (more are rare)
+        key = keys[rows, np.minimum(at, width - 1)]
+        place = (key & low).astype(np.int64)
+        maybe = (at < width) & ((key & ~low) == prefix) & (place < sizes[rows])
+        judgment, rows, prefix, at = judgment[maybe], rows[maybe], prefix[maybe], at[maybe]
+        run_row = starts[rows] + place[maybe]
+        equal = run.docid[run_row] == qrels.docid[judgment]
+        found.append((run_row[equal], judgment[equal]))
+        judgment, rows, prefix, at = (judgment[~equal], rows[~equal], prefix[~equal],
+                                      at[~equal] + 1)
+    hit_row = np.concatenate([f[0] for f in found])
+    hit_judgment = np.concatenate([f[1] for f in found])
+    hit_block = block_of[qrels_q[hit_judgment]]
+    rank = _grouped_ranks(run, starts, sizes, width, hit_block, hit_row)
+    size = np.zeros(n, dtype=np.int64)
+    size[block_code] = sizes
+    in_run = size > 0
+    if extra:
+        in_run[heads[2][1]] = True
+    return Joined(qids, np.bincount(qrels_q, minlength=n) > 0, in_run, size,
+                  qrels_q[hit_judgment], qrels.value[hit_judgment], rank, qrels_q,
+                  qrels.value)
+
+
+def _grouped_ranks(run: Table, starts: np.ndarray, sizes: np.ndarray, width: int,
+                   blocks: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The rank (from 0) of each of ``rows`` (run rows of the given ``blocks``) in
+    trec_eval's order: the number of its query's rows scored above it, or, in a query where
+    its score is tied, its place after :func:`rank_rows`."""
+    scores = np.sort(_padded(run.value, starts, sizes, width, -np.inf), axis=1)
+    s = run.value[rows]
+    not_above = _search_rows(scores, blocks, s, right=True)  # the padding -inf is below
+    rank = width - not_above
+    # scores equal to s end at not_above: a tie when the one before the last is s too
+    tied = (not_above >= 2) & (scores.reshape(-1).take(
+        blocks * width + np.maximum(not_above - 2, 0)) == s)
+    if tied.any():
+        tied_blocks = np.unique(blocks[tied])
+        counts = sizes[tied_blocks]
+        first = np.cumsum(counts) - counts
+        sub = np.repeat(starts[tied_blocks] - first, counts) + np.arange(int(counts.sum()))
+        local = np.repeat(np.arange(len(tied_blocks)), counts)
+        order = rank_rows(local, run.value[sub], run.docid[sub])
+        place = np.empty(len(sub), dtype=np.int64)
+        place[order] = np.arange(len(sub)) - first[local[order]]
+        redo = np.flatnonzero(np.isin(blocks, tied_blocks))
+        rank[redo] = place[np.searchsorted(sub, rows[redo])]
+    return rank

@@ -28,7 +28,7 @@ from typing import Literal
 
 import numpy as np
 
-from .columns import Table, _encode, duplicate_rows, join, relevance_rows
+from .columns import Table, _encode, duplicate_rows, join, join_grouped, relevance_rows
 from .kernels import Relevance, _pad
 from .measures import (
     Measure,
@@ -372,7 +372,9 @@ def run_table(run: Run) -> Table:
     return Table(_encode(qids), _encode(docs), values, np.arange(1, len(docs) + 1))
 
 
-def _check_table(t: Table, kind: str) -> None:
+def _check_values(t: Table, kind: str) -> None:
+    """Raise the error naming the first query with a grade that is not an integer (qrels)
+    or a score that is not finite (run)."""
     bad = ~np.isfinite(t.value)
     if kind == "qrels":
         bad |= t.value != np.floor(np.where(bad, 0, t.value))
@@ -381,6 +383,10 @@ def _check_table(t: Table, kind: str) -> None:
         what = ("qrels grades must be integers" if kind == "qrels"
                 else "run scores must be finite (found NaN or inf)")
         raise ValueError(f"query {t.qid[i].decode()!r}: {what}")
+
+
+def _check_repeats(t: Table, kind: str) -> None:
+    """Raise the error naming the first row that repeats a (query, document) pair."""
     repeat = duplicate_rows(t)
     if len(repeat):
         i = int(repeat.min())
@@ -393,9 +399,14 @@ def _evaluate_tables(qrels: Table, run: Table, measures: Sequence[Measure], keep
                      ) -> dict[str, dict[str, dict[str, float]] | dict[str, float | None]]:
     """:func:`evaluate` from columns; ``run_queries``: the ids of a dict run, whose queries
     with no document are in the run (columns cannot list such a query)."""
-    _check_table(qrels, "qrels")
-    _check_table(run, "run")
-    j = join(qrels, run, keep_order=keep_order, run_queries=run_queries)
+    _check_values(qrels, "qrels")
+    _check_values(run, "run")
+    _check_repeats(qrels, "qrels")
+    # The grouped join finds a repeated run row itself (and then declines)
+    j = None if keep_order else join_grouped(qrels, run, run_queries)
+    if j is None:
+        _check_repeats(run, "run")
+        j = join(qrels, run, keep_order=keep_order, run_queries=run_queries)
     judged = np.flatnonzero(j.judged_query)
     evaluated = judged[j.in_run[judged]]
     shown = judged if missing_queries == "zero" else evaluated
