@@ -700,9 +700,14 @@ def id_hash(ids: np.ndarray) -> np.ndarray:
     if not len(ids):
         return h
     words = np.ascontiguousarray(ids).view(np.uint64).reshape(len(ids), -1)
-    for j in range(words.shape[1]):
-        salt = _WORD_SALT[j % len(_WORD_SALT)] + np.uint64(2 * (j // len(_WORD_SALT)))
-        h += words[:, j] * salt  # uint64 arithmetic wraps silently
+    step = 1 << 16  # rows per round: the product stays in cache
+    product = np.empty(min(step, len(ids)), dtype=np.uint64)
+    for lo in range(0, len(ids), step):
+        part, tmp = h[lo:lo + step], product[:min(step, len(ids) - lo)]
+        for j in range(words.shape[1]):
+            salt = _WORD_SALT[j % len(_WORD_SALT)] + np.uint64(2 * (j // len(_WORD_SALT)))
+            np.multiply(words[lo:lo + step, j], salt, out=tmp)  # uint64 wraps silently
+            part += tmp
     return h
 
 
@@ -718,20 +723,23 @@ def _padded(values: np.ndarray, starts: np.ndarray, sizes: np.ndarray, width: in
     return out
 
 
-def _search_rows(matrix: np.ndarray, rows: np.ndarray, values: np.ndarray, right: bool
-                 ) -> np.ndarray:
-    """``np.searchsorted(matrix[r], v, side)`` for each (r, v) of ``rows``/``values``, each
-    row of ``matrix`` sorted ascending: one branch-free binary search for all, log2(width)
-    rounds of one gather each."""
+def _search_rows(matrix: np.ndarray, rows: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(matrix[r], v, side="right")`` for each (r, v) of ``rows``/``values``,
+    each row of ``matrix`` sorted ascending: one branch-free binary search for all,
+    log2(width) rounds of one gather each."""
     width = matrix.shape[1]
     flat = matrix.reshape(-1)
     base = rows * width - 1
-    count = np.zeros(len(rows), dtype=np.int64)  # elements known to be below (or equal)
+    count = np.zeros(len(rows), dtype=np.int64)  # elements known to be <= the value
+    probe, at = np.empty_like(count), np.empty(len(rows), dtype=matrix.dtype)
+    below = np.empty(len(rows), dtype=bool)
     step = 1 << (width.bit_length() - 1)
     while step:
-        probe = np.minimum(count + step, width)
-        at = flat.take(base + probe)
-        count = np.where((at <= values) if right else (at < values), probe, count)
+        np.add(count, step, out=probe)
+        np.minimum(probe, width, out=probe)
+        flat.take(np.add(base, probe), out=at)
+        np.less_equal(at, values, out=below)
+        np.copyto(count, probe, where=below)
         step >>= 1
     return count
 
@@ -763,38 +771,29 @@ def join_grouped(qrels: Table, run: Table, run_queries: np.ndarray | None = None
         return None  # a query in two places of the run
     block_of = np.full(n, -1, dtype=np.int64)
     block_of[block_code] = np.arange(len(starts))
-    # Per query: keys = the hash, its low bits replaced by the row's place, sorted.
-    bits = max(1, (width - 1).bit_length())
-    low = np.uint64((1 << bits) - 1)
-    keys = _padded(id_hash(run.docid) & ~low, starts, sizes, width, np.iinfo(np.uint64).max)
-    keys |= np.arange(width, dtype=np.uint64)
-    keys.sort(axis=1)
-    same = (keys[:, 1:] & ~low) == (keys[:, :-1] & ~low)
-    if same.any():  # equal hashes in one query: a repeated document, or a collision
-        b, c = np.nonzero(same)
-        ra, rb = (keys[b, c] & low).astype(np.int64), (keys[b, c + 1] & low).astype(np.int64)
-        real = (ra < sizes[b]) & (rb < sizes[b])  # not the padding
-        ra, rb = starts[b[real]] + ra[real], starts[b[real]] + rb[real]
-        if bool((run.docid[ra] == run.docid[rb]).any()):
-            return None
-    # Judgments: each qrels row's run row, by binary search in its query's keys.
+    keys = _document_keys(run.docid, starts, sizes, width)
+    if keys is None:
+        return None  # too many queries and rows for 64-bit keys, or a repeated document
+    flat, place_bits = keys.reshape(-1), max(1, (width - 1).bit_length())
+    low = np.uint64((1 << place_bits) - 1)
+    # Judgments: each qrels row's key with place 0, found among the run's sorted keys.
     qrels_starts, qrels_heads = heads[0]
     qrels_q = np.repeat(qrels_heads, np.diff(np.append(qrels_starts, len(qrels))))
     judgment = np.flatnonzero(block_of[qrels_q] >= 0)
     rows = block_of[qrels_q[judgment]]
-    prefix = id_hash(qrels.docid[judgment]) & ~low
-    at = _search_rows(keys, rows, prefix, right=False)
+    wanted = _keys(id_hash(qrels.docid[judgment]), rows, len(starts), place_bits, 0)
+    at = np.searchsorted(flat, wanted)
     none = np.array([], dtype=np.int64)
     found: list[tuple[np.ndarray, np.ndarray]] = [(none, none)]
     while len(judgment):  # one candidate of equal hash per round (more are rare)
-        key = keys[rows, np.minimum(at, width - 1)]
+        key = flat[np.minimum(at, len(flat) - 1)]
         place = (key & low).astype(np.int64)
-        maybe = (at < width) & ((key & ~low) == prefix) & (place < sizes[rows])
-        judgment, rows, prefix, at = judgment[maybe], rows[maybe], prefix[maybe], at[maybe]
+        maybe = (at < len(flat)) & ((key ^ wanted) <= low) & (place < sizes[rows])
+        judgment, rows, wanted, at = judgment[maybe], rows[maybe], wanted[maybe], at[maybe]
         run_row = starts[rows] + place[maybe]
         equal = run.docid[run_row] == qrels.docid[judgment]
         found.append((run_row[equal], judgment[equal]))
-        judgment, rows, prefix, at = (judgment[~equal], rows[~equal], prefix[~equal],
+        judgment, rows, wanted, at = (judgment[~equal], rows[~equal], wanted[~equal],
                                       at[~equal] + 1)
     hit_row = np.concatenate([f[0] for f in found])
     hit_judgment = np.concatenate([f[1] for f in found])
@@ -810,6 +809,49 @@ def join_grouped(qrels: Table, run: Table, run_queries: np.ndarray | None = None
                   qrels.value)
 
 
+def _keys(hashes: np.ndarray, rows: np.ndarray | int, n_rows: int, place_bits: int,
+          place: np.ndarray | int) -> np.ndarray:
+    """64-bit keys ordered by (row, hash, place): the row in the high bits, then the high
+    bits of the hash, then ``place_bits`` bits of the place (modified in place)."""
+    row_bits = max(1, (n_rows - 1).bit_length())
+    hashes >>= np.uint64(row_bits + place_bits)
+    hashes <<= np.uint64(place_bits)
+    hashes |= np.asarray(place, dtype=np.uint64)
+    hashes |= np.asarray(rows, dtype=np.uint64) << np.uint64(64 - row_bits)
+    return hashes
+
+
+def _document_keys(docid: np.ndarray, starts: np.ndarray, sizes: np.ndarray, width: int
+                   ) -> np.ndarray | None:
+    """The (blocks, width) matrix of :func:`_keys` of each block's documents (a row's place
+    in its block as the place), each row sorted, so the matrix read flat is sorted; the
+    padding after a short block is its row's largest key. None when fewer than 24 bits are
+    left for the hash, or when a block repeats a document."""
+    row_bits = max(1, (len(starts) - 1).bit_length())
+    place_bits = max(1, (width - 1).bit_length())
+    if 64 - row_bits - place_bits < 24:
+        return None
+    low = np.uint64((1 << place_bits) - 1)
+    keys = _padded(id_hash(docid), starts, sizes, width, np.iinfo(np.uint64).max)
+    places = np.arange(width, dtype=np.uint64)
+    step = max(1, (1 << 16) // width)  # rows per round: the temporaries stay in cache
+    for lo in range(0, len(starts), step):
+        part = keys[lo:lo + step]
+        _keys(part, np.arange(lo, lo + len(part))[:, None], len(starts), place_bits, places)
+        part.sort(axis=1)
+        same = (part[:, 1:] ^ part[:, :-1]) <= low  # equal row and hash
+        if not same.any():
+            continue
+        b, c = np.nonzero(same)  # a repeated document, or two hashes alike in their bits
+        b += lo
+        ra, rb = (keys[b, c] & low).astype(np.int64), (keys[b, c + 1] & low).astype(np.int64)
+        real = (ra < sizes[b]) & (rb < sizes[b])  # not the padding
+        ra, rb = starts[b[real]] + ra[real], starts[b[real]] + rb[real]
+        if bool((docid[ra] == docid[rb]).any()):
+            return None
+    return keys
+
+
 def _grouped_ranks(run: Table, starts: np.ndarray, sizes: np.ndarray, width: int,
                    blocks: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """The rank (from 0) of each of ``rows`` (run rows of the given ``blocks``) in
@@ -817,7 +859,7 @@ def _grouped_ranks(run: Table, starts: np.ndarray, sizes: np.ndarray, width: int
     its score is tied, its place after :func:`rank_rows`."""
     scores = np.sort(_padded(run.value, starts, sizes, width, -np.inf), axis=1)
     s = run.value[rows]
-    not_above = _search_rows(scores, blocks, s, right=True)  # the padding -inf is below
+    not_above = _search_rows(scores, blocks, s)  # the padding -inf is below
     rank = width - not_above
     # scores equal to s end at not_above: a tie when the one before the last is s too
     tied = (not_above >= 2) & (scores.reshape(-1).take(
