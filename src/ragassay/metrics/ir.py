@@ -129,32 +129,30 @@ def evaluate(
                                 None if r_cols is not None else _encode(list(run)))
     judged = sorted((q for q, judgments in qrels.items() if judgments), key=str)
     evaluated = [q for q in judged if q in run]
-    zero = [q for q in judged if q not in run] if missing_queries == "zero" else []
-
-    columns = _score_columns(qrels, run, evaluated, measures, keep_order)
-    names = [str(m) for m in measures]
-    rows: dict[str, dict[str, float]] = {}
-    for i, qid in enumerate(evaluated):
-        rows[qid] = {name: columns[name][i] for name in names}
-    for qid in zero:
-        rows[qid] = dict.fromkeys(names, 0.0)
-    per_query = {qid: rows[qid] for qid in sorted(rows, key=str)}
-    n = len(per_query)
-    mean: dict[str, float | None] = {
-        name: (_sum_in_order(row[name] for row in per_query.values()) / n if n else None)
-        for name in names
-    }
-    return {"per_query": per_query, "mean": mean}
+    values = _score_columns(qrels, run, evaluated, measures, keep_order)
+    shown = judged if missing_queries == "zero" else evaluated
+    if len(shown) == len(evaluated):
+        return _results(shown, values, np.arange(len(shown)))
+    return _results(shown, values, np.flatnonzero([q in run for q in shown]))
 
 
-def _sum_in_order(values: Iterable[float]) -> float:
-    """The sum of ``values`` added left to right, as trec_eval adds its per-query values
-    (not ``math.fsum`` nor Python 3.12's compensated ``sum``), so means print trec_eval's
-    digits."""
-    total = 0.0
-    for value in values:
-        total += value
-    return total
+def _results(shown: Sequence[object], values: dict[str, np.ndarray], at: np.ndarray
+             ) -> dict[str, dict[str, dict[str, float]] | dict[str, float | None]]:
+    """:func:`evaluate`'s result for the queries ``shown`` (in order), ``values[name][i]``
+    being the value of query ``shown[at[i]]`` (0 for the others, judged but not in the
+    run)."""
+    names = list(values)
+    columns = []
+    mean: dict[str, float | None] = {}
+    for name in names:
+        column = np.zeros(len(shown))
+        column[at] = values[name]
+        columns.append(column.tolist())
+        mean[name] = sum_in_order(column) / len(shown) if len(shown) else None
+    if not names:
+        return {"per_query": {qid: {} for qid in shown}, "mean": mean}
+    rows = map(dict, map(zip, repeat(names), zip(*columns, strict=True)))
+    return {"per_query": dict(zip(shown, rows, strict=True)), "mean": mean}
 
 
 def _all_finite(values: list[float]) -> bool:
@@ -180,8 +178,8 @@ def _score_columns(
     qids: Sequence[str],
     measures: Sequence[Measure],
     keep_order: bool,
-) -> dict[str, list[float]]:
-    """One list of per-query values per measure, for the queries in ``qids``.
+) -> dict[str, np.ndarray]:
+    """One array of per-query values per measure, for the queries in ``qids``.
 
     The usual input, {qid: {doc: score}} with finite numbers, takes no sort: every measure
     reads only the ranks of the relevant documents (grade >= 1; a lower grade counts as 0),
@@ -240,8 +238,7 @@ def _score_columns(
     num_rel = [len(r) for r in ideal_rows]
     relevance = Relevance.from_matrix(ranked, _pad(list(chain.from_iterable(ideal_rows)), num_rel),
                                       np.asarray(num_rel, dtype=np.float64))
-    values = kernel_values(relevance, measures)
-    return {name: column.tolist() for name, column in values.items()}
+    return kernel_values(relevance, measures)
 
 
 def _score_columns_by_query(
@@ -250,7 +247,7 @@ def _score_columns_by_query(
     qids: Sequence[str],
     measures: Sequence[Measure],
     keep_order: bool,
-) -> dict[str, list[float]]:
+) -> dict[str, np.ndarray]:
     """:func:`_score_columns` query by query (lists of doc ids, ``keep_order``, and the
     input whose errors name the query)."""
     grades: list[int] = []
@@ -281,8 +278,7 @@ def _score_columns_by_query(
         for qid in qids:  # the rare path: find the query to name
             if isinstance(entry := run[qid], Mapping):
                 _check_scores(qid, entry)
-    values = kernel_values(Relevance.from_flat(grades, depths, ideal, num_rel), measures)
-    return {name: column.tolist() for name, column in values.items()}
+    return kernel_values(Relevance.from_flat(grades, depths, ideal, num_rel), measures)
 
 
 def kernel_values(judged: Relevance, measures: Sequence[Measure]) -> dict[str, np.ndarray]:
@@ -411,18 +407,5 @@ def _evaluate_tables(qrels: Table, run: Table, measures: Sequence[Measure], keep
     evaluated = judged[j.in_run[judged]]
     shown = judged if missing_queries == "zero" else evaluated
     values = kernel_values(relevance_rows(j, evaluated)[0], measures)
-    at = np.searchsorted(shown, evaluated)
     qids = [q.decode() for q in j.qids[shown].tolist()]
-    names = [str(m) for m in measures]
-    full: dict[str, list[float]] = {}
-    mean: dict[str, float | None] = {}
-    for name in names:
-        column = np.zeros(len(shown))
-        column[at] = values[name]
-        full[name] = column.tolist()
-        mean[name] = sum_in_order(column) / len(shown) if len(shown) else None
-    per_query = {qid: dict(zip(names, row, strict=True))
-                 for qid, row in zip(qids, zip(*full.values(), strict=True), strict=True)}
-    if not names:
-        per_query = {qid: {} for qid in qids}
-    return {"per_query": per_query, "mean": mean}
+    return _results(qids, values, np.searchsorted(shown, evaluated))
