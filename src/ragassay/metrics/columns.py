@@ -852,18 +852,27 @@ def _document_keys(docid: np.ndarray, starts: np.ndarray, sizes: np.ndarray, wid
     return keys
 
 
+def rank_in_rows(scores: np.ndarray, rows: np.ndarray, values: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """For each value of ``rows``/``values`` (a score in that row of ``scores``, a matrix
+    padded with -inf): how many scores of its row are above it (its rank from 0 when it
+    is not tied), and whether another score of its row equals it."""
+    width = scores.shape[1]
+    ordered = np.sort(scores, axis=1)
+    not_above = _search_rows(ordered, rows, values)  # the padding -inf is below
+    # the scores equal to the value end at not_above: tied when the one before is equal too
+    tied = (not_above >= 2) & (ordered.reshape(-1).take(
+        rows * width + np.maximum(not_above - 2, 0)) == values)
+    return width - not_above, tied
+
+
 def _grouped_ranks(run: Table, starts: np.ndarray, sizes: np.ndarray, width: int,
                    blocks: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """The rank (from 0) of each of ``rows`` (run rows of the given ``blocks``) in
     trec_eval's order: the number of its query's rows scored above it, or, in a query where
     its score is tied, its place after :func:`rank_rows`."""
-    scores = np.sort(_padded(run.value, starts, sizes, width, -np.inf), axis=1)
-    s = run.value[rows]
-    not_above = _search_rows(scores, blocks, s)  # the padding -inf is below
-    rank = width - not_above
-    # scores equal to s end at not_above: a tie when the one before the last is s too
-    tied = (not_above >= 2) & (scores.reshape(-1).take(
-        blocks * width + np.maximum(not_above - 2, 0)) == s)
+    rank, tied = rank_in_rows(_padded(run.value, starts, sizes, width, -np.inf), blocks,
+                              run.value[rows])
     if tied.any():
         tied_blocks = np.unique(blocks[tied])
         counts = sizes[tied_blocks]

@@ -28,7 +28,17 @@ from typing import Literal
 
 import numpy as np
 
-from .columns import Table, _encode, duplicate_rows, join, join_grouped, relevance_rows
+from .columns import (
+    Table,
+    _encode,
+    _padded,
+    by_query_and_rank,
+    duplicate_rows,
+    join,
+    join_grouped,
+    rank_in_rows,
+    relevance_rows,
+)
 from .kernels import Relevance, _pad
 from .measures import (
     Measure,
@@ -136,7 +146,7 @@ def evaluate(
     return _results(shown, values, np.flatnonzero([q in run for q in shown]))
 
 
-def _results(shown: Sequence[object], values: dict[str, np.ndarray], at: np.ndarray
+def _results(shown: Sequence[str], values: dict[str, np.ndarray], at: np.ndarray
              ) -> dict[str, dict[str, dict[str, float]] | dict[str, float | None]]:
     """:func:`evaluate`'s result for the queries ``shown`` (in order), ``values[name][i]``
     being the value of query ``shown[at[i]]`` (0 for the others, judged but not in the
@@ -149,10 +159,10 @@ def _results(shown: Sequence[object], values: dict[str, np.ndarray], at: np.ndar
         column[at] = values[name]
         columns.append(column.tolist())
         mean[name] = sum_in_order(column) / len(shown) if len(shown) else None
-    if not names:
-        return {"per_query": {qid: {} for qid in shown}, "mean": mean}
-    rows = map(dict, map(zip, repeat(names), zip(*columns, strict=True)))
-    return {"per_query": dict(zip(shown, rows, strict=True)), "mean": mean}
+    per_query: dict[str, dict[str, float]] = (
+        dict(zip(shown, map(dict, map(zip, repeat(names), zip(*columns, strict=True))),
+                 strict=True)) if names else {qid: {} for qid in shown})
+    return {"per_query": per_query, "mean": mean}
 
 
 def _all_finite(values: list[float]) -> bool:
@@ -188,57 +198,71 @@ def _score_columns(
     :func:`rank_documents` (ties by doc id). Anything else (lists, bad scores,
     ``keep_order``) takes the query-by-query path, which names the bad query."""
     entries = [run[q] for q in qids]
-    if keep_order or not all(isinstance(e, Mapping) for e in entries):
+    if keep_order or not all(type(e) is dict for e in entries):  # dict.get reads them below
         return _score_columns_by_query(qrels, run, qids, measures, keep_order)
     judged = [qrels[q] for q in qids]
     depths = np.fromiter(map(len, entries), dtype=np.int64, count=len(entries))
-    total = int(depths.sum())
-    rel_row: list[int] = []
-    rel_score: list[float] = []
-    rel_grade: list[float] = []
-    ideal_rows: list[list[int]] = []
+    sizes = np.fromiter(map(len, judged), dtype=np.int64, count=len(judged))
+    total, n = int(depths.sum()), len(entries)
+    grades = list(chain.from_iterable(j.values() for j in judged))
+    if {str, bytes} & set(map(type, grades)):  # numpy would read "1" as 1.0
+        return _score_columns_by_query(qrels, run, qids, measures, keep_order)
     try:
         scores = np.fromiter(chain.from_iterable(e.values() for e in entries),  # type: ignore[union-attr]
                              dtype=np.float64, count=total)
-        for i, (judgments, entry) in enumerate(zip(judged, entries, strict=True)):
-            relevant = [(d, g) for d, g in judgments.items() if g >= 1]
-            ideal_rows.append(sorted((g for _, g in relevant), reverse=True))
-            for d, g in relevant:
-                if d in entry:
-                    rel_row.append(i)
-                    rel_score.append(entry[d])  # type: ignore[call-overload]
-                    rel_grade.append(g)
+        grade = np.fromiter(grades, dtype=np.float64, count=len(grades))
+        # each judged document's score in its query's run (NaN: not retrieved)
+        found = np.fromiter(map(dict.get, chain.from_iterable(map(repeat, entries,  # type: ignore[arg-type]
+                                                                      sizes.tolist())),
+                                chain.from_iterable(judged), repeat(np.nan)),
+                            dtype=np.float64, count=len(grades))
     except (TypeError, ValueError):
         return _score_columns_by_query(qrels, run, qids, measures, keep_order)
     if not np.isfinite(scores).all():
         return _score_columns_by_query(qrels, run, qids, measures, keep_order)
-    n = len(entries)
+    query = np.repeat(np.arange(n), sizes)
+    relevant = grade >= 1
+    hit = np.flatnonzero(relevant & ~np.isnan(found))
     width = max(1, int(depths.max()) if n else 0)
-    if total == n * width:
-        score_m = scores.reshape(n, width)
-    else:  # padded with -inf, which no score is below
-        score_m = np.full((n, width), -np.inf)
-        score_m[np.repeat(np.arange(n), depths),
-                np.arange(total) - np.repeat(np.cumsum(depths) - depths, depths)] = scores
-    rows = np.asarray(rel_row, dtype=np.int64)
-    at = np.asarray(rel_score, dtype=np.float64)
-    rank = np.zeros(len(rows), dtype=np.int64)
-    tied = np.zeros(len(rows), dtype=bool)
-    step = max(1, 4_000_000 // width)  # bounds the (relevant, width) comparison matrix
-    for lo in range(0, len(rows), step):
-        block, s = score_m[rows[lo:lo + step]], at[lo:lo + step, None]
-        rank[lo:lo + step] = (block > s).sum(axis=1)
-        tied[lo:lo + step] = (block == s).sum(axis=1) > 1
-    ranked = np.zeros((n, width))
-    ranked[rows, rank] = rel_grade
-    for i in np.unique(rows[tied]).tolist():  # ties: the doc-id order decides
-        ranking = rank_documents(entries[i])
-        ranked[i] = 0.0
-        ranked[i, :len(ranking)] = [judged[i].get(d, 0) for d in ranking]
-    num_rel = [len(r) for r in ideal_rows]
-    relevance = Relevance.from_matrix(ranked, _pad(list(chain.from_iterable(ideal_rows)), num_rel),
-                                      np.asarray(num_rel, dtype=np.float64))
+    starts = np.cumsum(depths) - depths
+    score_m = _padded(scores, starts, depths, width, -np.inf)
+    rows, hit_grade = query[hit], grade[hit]
+    rank, tied = rank_in_rows(score_m, rows, found[hit])
+    if tied.any():  # ties: the doc-id order decides
+        redo = np.unique(rows[tied])
+        keep = ~np.isin(rows, redo)
+        again = _ranked_hits([judged[i] for i in redo.tolist()],
+                             [entries[i] for i in redo.tolist()])
+        rows = np.concatenate([rows[keep], redo[again[0]]])
+        rank = np.concatenate([rank[keep], again[1]])
+        hit_grade = np.concatenate([hit_grade[keep], again[2]])
+    in_order = by_query_and_rank(rows, rank)
+    if in_order is not None:
+        rows, rank, hit_grade = rows[in_order], rank[in_order], hit_grade[in_order]
+    rel_q, rel_g = query[relevant], grade[relevant]
+    num_rel = np.bincount(rel_q, minlength=n)
+    ideal = rel_g[np.lexsort((-rel_g, rel_q))]
+    relevance = Relevance(rows, rank, hit_grade, width, _pad(ideal, num_rel),
+                          num_rel.astype(np.float64))
     return kernel_values(relevance, measures)
+
+
+def _ranked_hits(judged: Sequence[Mapping[str, int]], entries: Sequence[Mapping[str, float]]
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The relevant documents of each query ranked by :func:`rank_documents`: their query
+    (index into the arguments), rank from 0 and grade."""
+    query: list[int] = []
+    rank: list[int] = []
+    grade: list[float] = []
+    for i, (judgments, entry) in enumerate(zip(judged, entries, strict=True)):
+        for r, d in enumerate(rank_documents(entry)):
+            g = judgments.get(d, 0)
+            if g >= 1:
+                query.append(i)
+                rank.append(r)
+                grade.append(g)
+    return (np.array(query, dtype=np.int64), np.array(rank, dtype=np.int64),
+            np.array(grade, dtype=np.float64))
 
 
 def _score_columns_by_query(

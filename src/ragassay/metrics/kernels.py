@@ -221,7 +221,7 @@ def _cutoff_values(cutoffs: tuple[int, ...]) -> np.ndarray:
     return np.array(cutoffs, dtype=np.float64)
 
 
-def _pad(flat: Sequence[float], lengths: Sequence[int]) -> np.ndarray:
+def _pad(flat: Sequence[float] | np.ndarray, lengths: Sequence[int] | np.ndarray) -> np.ndarray:
     """Lay out concatenated rows of the given lengths as a zero-padded float matrix with at
     least one column, so kernels never reduce over an empty axis."""
     counts = np.asarray(lengths, dtype=np.int64)
