@@ -550,11 +550,20 @@ def join(qrels: Table, run: Table, *, keep_order: bool = False,
 
     Only judged rows are ranked, each by counting its query's rows scored above it: no
     measure reads the order of unjudged documents, so the run is not sorted (a query where
-    a judged row's score is tied is sorted, for the doc-id tie-break)."""
+    a judged row's score is tied is sorted, for the doc-id tie-break). A run grouped by
+    query takes :func:`join_grouped`, any other :func:`join_sorted`; both give the same
+    judged rows (perhaps in another order)."""
     if not keep_order:
         grouped = join_grouped(qrels, run, run_queries)
         if grouped is not None:
             return grouped
+    return join_sorted(qrels, run, keep_order=keep_order, run_queries=run_queries)
+
+
+def join_sorted(qrels: Table, run: Table, *, keep_order: bool = False,
+                run_queries: np.ndarray | None = None) -> Joined:
+    """:func:`join` for any run, by sorting the 64-bit hashes of its (query, document)
+    pairs."""
     extra = [] if run_queries is None else [run_queries]
     qids, codes = qid_codes(qrels.qid, run.qid, *extra)
     qrels_q, run_q = codes[0], codes[1]

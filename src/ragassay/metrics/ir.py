@@ -34,8 +34,8 @@ from .columns import (
     _padded,
     by_query_and_rank,
     duplicate_rows,
-    join,
     join_grouped,
+    join_sorted,
     rank_in_rows,
     relevance_rows,
 )
@@ -426,7 +426,7 @@ def _evaluate_tables(qrels: Table, run: Table, measures: Sequence[Measure], keep
     j = None if keep_order else join_grouped(qrels, run, run_queries)
     if j is None:
         _check_repeats(run, "run")
-        j = join(qrels, run, keep_order=keep_order, run_queries=run_queries)
+        j = join_sorted(qrels, run, keep_order=keep_order, run_queries=run_queries)
     judged = np.flatnonzero(j.judged_query)
     evaluated = judged[j.in_run[judged]]
     shown = judged if missing_queries == "zero" else evaluated
