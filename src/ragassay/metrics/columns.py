@@ -358,14 +358,30 @@ def _encode(values: object) -> np.ndarray:
         arr = arr.astype(str)
     if arr.dtype.kind == "S":
         return arr.astype(f"S{max(8, -(-arr.dtype.itemsize // 8) * 8)}")
-    width = max(1, arr.dtype.itemsize // 4)
-    points = np.ascontiguousarray(arr, dtype=f"U{width}").view(np.uint32).reshape(len(arr), width)
-    if points.size and int(points.max()) >= 0x80:  # not ASCII: UTF-8 takes 1 to 4 bytes
-        encoded = np.char.encode(arr, "utf-8")
-        return encoded.astype(f"S{max(8, -(-encoded.dtype.itemsize // 8) * 8)}")
-    out = np.zeros((len(arr), max(8, -(-points.shape[1] // 8) * 8)), dtype=np.uint8)
-    out[:, :points.shape[1]] = points  # ASCII: one byte per code point (numpy's own cast
-    return out.view(f"S{out.shape[1]}").ravel()  # to bytes is 30x slower)
+    n, width = len(arr), max(1, arr.dtype.itemsize // 4)
+    points = np.ascontiguousarray(arr, dtype=f"U{width}").view(np.uint32).reshape(n, width)
+    out = np.zeros((n, max(8, -(-width // 8) * 8)), dtype=np.uint8)
+    step = max(1, (1 << 18) // width)  # rows per round: the narrowed copy stays in cache
+    for lo in range(0, n, step):
+        part = points[lo:lo + step]
+        if int(part.max()) >= 0x80:  # not ASCII: UTF-8 takes 1 to 4 bytes
+            encoded = np.char.encode(arr, "utf-8")
+            return encoded.astype(f"S{max(8, -(-encoded.dtype.itemsize // 8) * 8)}")
+        # ASCII: one byte per code point (numpy's own cast to bytes is 30x slower)
+        out[lo:lo + step, :width] = part.astype(np.uint8)
+    return out.view(f"S{out.shape[1]}").ravel()
+
+
+def _encode_repeated(values: object) -> np.ndarray:
+    """:func:`_encode` for a column whose values come in runs (a query id per row, rows of
+    one query together): only the first value of each run is encoded."""
+    arr = np.asarray(values)
+    if arr.dtype.kind == "O" or arr.ndim != 1:
+        return _encode(arr)
+    starts = run_blocks(arr)
+    if len(starts) * 4 > len(arr):
+        return _encode(arr)
+    return np.repeat(_encode(arr[starts]), np.diff(np.append(starts, len(arr))))
 
 
 # --- keys: ids as integers --------------------------------------------------------------
@@ -616,13 +632,31 @@ def _ranks(run_q: np.ndarray, score: np.ndarray, docid: np.ndarray, rows: np.nda
 
 def by_query_and_rank(query: np.ndarray, rank: np.ndarray) -> np.ndarray | None:
     """The permutation that sorts rows by (query, rank), None when they already are (a run
-    listed in rank order, the usual file, is: one pass instead of a sort)."""
+    listed in rank order, the usual file, is: one pass instead of a sort). Queries and
+    ranks are integers from 0; no (query, rank) repeats."""
     if len(query) < 2:
         return None
     dq, dr = np.diff(query), np.diff(rank)
     if bool(((dq > 0) | ((dq == 0) & (dr > 0))).all()):
         return None
+    span = int(rank.max()) + 1
+    if (int(query.max()) + 1) * span < 1 << 62:
+        return np.argsort(query * span + rank)  # the keys are distinct: any sort will do
     return np.lexsort((rank, query))
+
+
+def ideal_grades(query: np.ndarray, grade: np.ndarray, num_rel: np.ndarray) -> np.ndarray:
+    """The ideal ranking of each query (0..len(num_rel)-1) as a zero-padded matrix: its
+    relevant ``grade``s (one per judged relevant document) descending."""
+    if not len(grade):
+        return _pad(grade, num_rel)
+    top = float(grade.max())
+    span = top - float(grade.min()) + 1
+    if (int(query.max()) + 1) * span < 2.0 ** 52 and bool((grade == np.floor(grade)).all()):
+        order = np.argsort(query * span + (top - grade))  # integers, exact: one sort
+    else:
+        order = np.lexsort((-grade, query))
+    return _pad(grade[order], num_rel)
 
 
 def relevance_rows(j: Joined, evaluated: np.ndarray, *, level: float = 1,
@@ -666,11 +700,11 @@ def relevance_rows(j: Joined, evaluated: np.ndarray, *, level: float = 1,
     if in_order is not None:
         hit_q, hit_r, hit_g = hit_q[in_order], hit_r[in_order], hit_g[in_order]
     rel = chosen[j.qrels_q] & (qrels_grade >= 1)
-    rel_q, rel_g = j.qrels_q[rel], qrels_grade[rel]
-    ideal = rel_g[np.lexsort((-rel_g, rel_q))]
-    num_rel = np.bincount(rel_q, minlength=n)[evaluated]
+    rel_q = j.qrels_q[rel]
+    num_rel = np.bincount(rel_q, minlength=n)
     relevance = Relevance(hit_q, hit_r, hit_g, int(depths.max()) if len(depths) else 0,
-                          _pad(ideal, num_rel), num_rel.astype(np.float64))
+                          ideal_grades(rel_q, qrels_grade[rel], num_rel)[evaluated],
+                          num_rel[evaluated].astype(np.float64))
     return (relevance, depths, num_rel,
             np.bincount(hit_q, minlength=len(evaluated)).astype(np.int64))
 
@@ -680,13 +714,16 @@ def relevance_rows(j: Joined, evaluated: np.ndarray, *, level: float = 1,
 
 def run_blocks(ids: np.ndarray) -> np.ndarray:
     """The first row of each run of equal ids (rows of one query usually come together).
-    An ``S`` array whose width is a multiple of 8 is compared as 64-bit words, several
-    times faster than numpy's string comparison."""
+    Ids of 4 or 8 bytes' multiples (``S``, ``U``, numbers) are compared as 32- or 64-bit
+    words, several times faster than numpy's string comparison; equal bytes are equal ids
+    (and two blocks of equal ids that differ in their bytes, as 0.0 and -0.0, are two)."""
     n = len(ids)
     if n == 0:
         return np.array([], dtype=np.int64)
-    if ids.dtype.kind == "S" and ids.dtype.itemsize % 8 == 0:
-        words = np.ascontiguousarray(ids).view(np.uint64).reshape(n, -1)
+    size = ids.dtype.itemsize
+    if ids.dtype.kind in "SUiufb" and size and size % 4 == 0:
+        word = np.uint64 if size % 8 == 0 else np.uint32
+        words = np.ascontiguousarray(ids).view(word).reshape(n, -1)
         change = words[1:, 0] != words[:-1, 0]
         for j in range(1, words.shape[1]):
             change |= words[1:, j] != words[:-1, j]

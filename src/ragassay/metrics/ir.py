@@ -31,15 +31,17 @@ import numpy as np
 from .columns import (
     Table,
     _encode,
+    _encode_repeated,
     _padded,
     by_query_and_rank,
     duplicate_rows,
+    ideal_grades,
     join_grouped,
     join_sorted,
     rank_in_rows,
     relevance_rows,
 )
-from .kernels import Relevance, _pad
+from .kernels import Relevance
 from .measures import (
     Measure,
     MeasureInfo,
@@ -239,10 +241,9 @@ def _score_columns(
     in_order = by_query_and_rank(rows, rank)
     if in_order is not None:
         rows, rank, hit_grade = rows[in_order], rank[in_order], hit_grade[in_order]
-    rel_q, rel_g = query[relevant], grade[relevant]
-    num_rel = np.bincount(rel_q, minlength=n)
-    ideal = rel_g[np.lexsort((-rel_g, rel_q))]
-    relevance = Relevance(rows, rank, hit_grade, width, _pad(ideal, num_rel),
+    num_rel = np.bincount(query[relevant], minlength=n)
+    relevance = Relevance(rows, rank, hit_grade, width,
+                          ideal_grades(query[relevant], grade[relevant], num_rel),
                           num_rel.astype(np.float64))
     return kernel_values(relevance, measures)
 
@@ -349,7 +350,7 @@ def as_table(data: object, value: str) -> Table | None:
         qid, docid, number = data["qid"], data["docid"], data[value]  # type: ignore[index]
     else:
         return None
-    qids, docids = _encode(qid), _encode(docid)
+    qids, docids = _encode_repeated(qid), _encode(docid)
     try:
         numbers = np.asarray(number, dtype=np.float64)
     except (TypeError, ValueError):
@@ -357,7 +358,7 @@ def as_table(data: object, value: str) -> Table | None:
     if not len(qids) == len(docids) == len(numbers):
         raise ValueError(f"qid, docid and {value} columns differ in length "
                          f"({len(qids)}, {len(docids)}, {len(numbers)})")
-    return Table(qids, docids, numbers, np.arange(1, len(numbers) + 1))
+    return Table(qids, docids, numbers, np.arange(1, len(numbers) + 1, dtype=np.int32))
 
 
 def qrels_table(qrels: Qrels) -> Table:
@@ -369,7 +370,8 @@ def qrels_table(qrels: Qrels) -> Table:
                              dtype=np.float64, count=len(docs))
     except (TypeError, ValueError):
         raise ValueError("qrels grades must be integers") from None
-    return Table(_encode(qids), _encode(docs), grades, np.arange(1, len(docs) + 1))
+    return Table(_encode_repeated(qids), _encode(docs), grades,
+                 np.arange(1, len(docs) + 1, dtype=np.int32))
 
 
 def run_table(run: Run) -> Table:
@@ -389,7 +391,8 @@ def run_table(run: Run) -> Table:
         values = np.asarray(scores, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError("run scores must be numbers") from None
-    return Table(_encode(qids), _encode(docs), values, np.arange(1, len(docs) + 1))
+    return Table(_encode_repeated(qids), _encode(docs), values,
+                 np.arange(1, len(docs) + 1, dtype=np.int32))
 
 
 def _check_values(t: Table, kind: str) -> None:
