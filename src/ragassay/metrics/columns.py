@@ -701,10 +701,11 @@ def relevance_rows(j: Joined, evaluated: np.ndarray, *, level: float = 1,
         hit_q, hit_r, hit_g = hit_q[in_order], hit_r[in_order], hit_g[in_order]
     rel = chosen[j.qrels_q] & (qrels_grade >= 1)
     rel_q = j.qrels_q[rel]
-    num_rel = np.bincount(rel_q, minlength=n)
+    num_rel_all = np.bincount(rel_q, minlength=n)
+    num_rel = num_rel_all[evaluated]
     relevance = Relevance(hit_q, hit_r, hit_g, int(depths.max()) if len(depths) else 0,
-                          ideal_grades(rel_q, qrels_grade[rel], num_rel)[evaluated],
-                          num_rel[evaluated].astype(np.float64))
+                          ideal_grades(rel_q, qrels_grade[rel], num_rel_all)[evaluated],
+                          num_rel.astype(np.float64))
     return (relevance, depths, num_rel,
             np.bincount(hit_q, minlength=len(evaluated)).astype(np.int64))
 

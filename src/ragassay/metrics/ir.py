@@ -152,7 +152,7 @@ def _results(shown: Sequence[str], values: dict[str, np.ndarray], at: np.ndarray
              ) -> dict[str, dict[str, dict[str, float]] | dict[str, float | None]]:
     """:func:`evaluate`'s result for the queries ``shown`` (in order), ``values[name][i]``
     being the value of query ``shown[at[i]]`` (0 for the others, judged but not in the
-    run)."""
+    run); ``values`` is in the measures' order."""
     names = list(values)
     columns = []
     mean: dict[str, float | None] = {}
@@ -307,8 +307,8 @@ def _score_columns_by_query(
 
 
 def kernel_values(judged: Relevance, measures: Sequence[Measure]) -> dict[str, np.ndarray]:
-    """One array of per-query values per measure (keyed by canonical text): one kernel call
-    per family, for all the cutoffs asked of it."""
+    """One array of per-query values per measure (keyed by canonical text, in the order of
+    ``measures``): one kernel call per family, for all the cutoffs asked of it."""
     by_family: dict[MeasureInfo, list[Measure]] = {}
     for m in measures:
         by_family.setdefault(m.info, []).append(m)
@@ -321,7 +321,7 @@ def kernel_values(judged: Relevance, measures: Sequence[Measure]) -> dict[str, n
         values = info.kernel(judged, [m.cutoff for m in family])
         for j, m in enumerate(family):
             columns[str(m)] = values[:, j]
-    return columns
+    return {name: columns[name] for name in dict.fromkeys(str(m) for m in measures)}
 
 
 def sum_in_order(values: np.ndarray) -> float:
