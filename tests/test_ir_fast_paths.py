@@ -74,7 +74,10 @@ def test_dict_batch_path_is_the_query_by_query_path() -> None:
             assert fast[name].tolist() == slow[name].tolist(), name
 
 
-def test_grouped_join_is_the_sorted_join() -> None:
+@pytest.mark.parametrize("round_keys", [1 << 17, 8])
+def test_grouped_join_is_the_sorted_join(monkeypatch: pytest.MonkeyPatch,
+                                         round_keys: int) -> None:
+    monkeypatch.setattr(columns, "_ROUND", round_keys)  # 8: a round of one or few queries
     rng = random.Random(5)
     taken = 0
     for _ in range(300):

@@ -733,6 +733,8 @@ def run_blocks(ids: np.ndarray) -> np.ndarray:
     return np.concatenate(([0], np.flatnonzero(change) + 1))
 
 
+_ROUND = 1 << 17  # keys per round of the grouped join: its temporaries stay in the cache
+
 _WORD_SALT = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
                        0xD6E8FEB86659FD93, 0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53,
                        0x27D4EB2F165667C5, 0x94D049BB133111EB], dtype=np.uint64)
@@ -818,34 +820,51 @@ def join_grouped(qrels: Table, run: Table, run_queries: np.ndarray | None = None
         return None  # a query in two places of the run
     block_of = np.full(n, -1, dtype=np.int64)
     block_of[block_code] = np.arange(len(starts))
-    keys = _document_keys(run.docid, starts, sizes, width)
-    if keys is None:
-        return None  # too many queries and rows for 64-bit keys, or a repeated document
-    flat, place_bits = keys.reshape(-1), max(1, (width - 1).bit_length())
-    low = np.uint64((1 << place_bits) - 1)
-    # Judgments: each qrels row's key with place 0, found among the run's sorted keys.
+    n_blocks = len(starts)
+    place_bits = max(1, (width - 1).bit_length())
+    if 64 - max(1, (n_blocks - 1).bit_length()) - place_bits < 24:
+        return None  # too few bits left for the hash in a 64-bit key
+    # Judgments, by block: each qrels row's key with place 0
     qrels_starts, qrels_heads = heads[0]
     qrels_q = np.repeat(qrels_heads, np.diff(np.append(qrels_starts, len(qrels))))
     judgment = np.flatnonzero(block_of[qrels_q] >= 0)
-    rows = block_of[qrels_q[judgment]]
-    wanted = _keys(id_hash(qrels.docid[judgment]), rows, len(starts), place_bits, 0)
-    at = np.searchsorted(flat, wanted)
-    none = np.array([], dtype=np.int64)
-    found: list[tuple[np.ndarray, np.ndarray]] = [(none, none)]
-    while len(judgment):  # one candidate of equal hash per round (more are rare)
-        key = flat[np.minimum(at, len(flat) - 1)]
-        place = (key & low).astype(np.int64)
-        maybe = (at < len(flat)) & ((key ^ wanted) <= low) & (place < sizes[rows])
-        judgment, rows, wanted, at = judgment[maybe], rows[maybe], wanted[maybe], at[maybe]
-        run_row = starts[rows] + place[maybe]
-        equal = run.docid[run_row] == qrels.docid[judgment]
-        found.append((run_row[equal], judgment[equal]))
-        judgment, rows, wanted, at = (judgment[~equal], rows[~equal], wanted[~equal],
-                                      at[~equal] + 1)
-    hit_row = np.concatenate([f[0] for f in found])
-    hit_judgment = np.concatenate([f[1] for f in found])
-    hit_block = block_of[qrels_q[hit_judgment]]
-    rank = _grouped_ranks(run, starts, sizes, width, hit_block, hit_row)
+    j_block = block_of[qrels_q[judgment]]
+    if len(j_block) > 1 and not bool((np.diff(j_block) >= 0).all()):
+        by_block = np.argsort(j_block, kind="stable")
+        judgment, j_block = judgment[by_block], j_block[by_block]
+    wanted = _keys(id_hash(qrels.docid[judgment]), j_block, n_blocks, place_bits, 0)
+    # The run in rounds of blocks, each round's keys and scores small enough for the cache
+    step = max(1, _ROUND // width)
+    firsts = np.arange(0, n_blocks, step)
+    edges = np.append(np.searchsorted(j_block, firsts), len(j_block))
+    places = np.arange(width, dtype=np.uint64)
+    parts: list[tuple[np.ndarray, ...]] = []
+    for c, lo in enumerate(firsts.tolist()):
+        hi = min(lo + step, n_blocks)
+        r0, r1 = int(starts[lo]), (int(starts[hi]) if hi < n_blocks else n_run)
+        begin, count = starts[lo:hi], sizes[lo:hi]
+        keys = _padded(id_hash(run.docid[r0:r1]), begin - r0, count, width,
+                       np.iinfo(np.uint64).max)
+        _keys(keys, np.arange(lo, hi)[:, None], n_blocks, place_bits, places)
+        keys.sort(axis=1)  # the round's keys read flat are sorted: rows are in the key
+        if _repeats(keys, place_bits, begin, count, run.docid):
+            return None
+        j0, j1 = int(edges[c]), int(edges[c + 1])
+        if j0 == j1:
+            continue
+        row, judged, block = _find(keys.reshape(-1), wanted[j0:j1], judgment[j0:j1],
+                                   j_block[j0:j1] - lo, place_bits, begin, count,
+                                   run.docid, qrels.docid)
+        rank, tied = rank_in_rows(_padded(run.value[r0:r1], begin - r0, count, width,
+                                          -np.inf), block, run.value[row])
+        parts.append((row, judged, block + lo, rank, tied))
+    if not parts:
+        none = np.array([], dtype=np.int64)
+        parts.append((none, none, none, none, np.array([], dtype=bool)))
+    hit_row, hit_judgment, hit_block, rank, tied = (np.concatenate(c)
+                                                    for c in zip(*parts, strict=True))
+    if tied.any():
+        _rank_ties(run, starts, sizes, hit_block, hit_row, rank, tied)
     size = np.zeros(n, dtype=np.int64)
     size[block_code] = sizes
     in_run = size > 0
@@ -868,35 +887,47 @@ def _keys(hashes: np.ndarray, rows: np.ndarray | int, n_rows: int, place_bits: i
     return hashes
 
 
-def _document_keys(docid: np.ndarray, starts: np.ndarray, sizes: np.ndarray, width: int
-                   ) -> np.ndarray | None:
-    """The (blocks, width) matrix of :func:`_keys` of each block's documents (a row's place
-    in its block as the place), each row sorted, so the matrix read flat is sorted; the
-    padding after a short block is its row's largest key. None when fewer than 24 bits are
-    left for the hash, or when a block repeats a document."""
-    row_bits = max(1, (len(starts) - 1).bit_length())
-    place_bits = max(1, (width - 1).bit_length())
-    if 64 - row_bits - place_bits < 24:
-        return None
+def _repeats(keys: np.ndarray, place_bits: int, begin: np.ndarray, count: np.ndarray,
+             docid: np.ndarray) -> bool:
+    """Does a block repeat a document? ``keys``: the sorted :func:`_keys` of blocks whose
+    rows start at ``begin`` (``count`` rows each, the rest padding). Equal hashes next to
+    each other are a repeat when their ids are equal (else two hashes alike in their
+    bits)."""
     low = np.uint64((1 << place_bits) - 1)
-    keys = _padded(id_hash(docid), starts, sizes, width, np.iinfo(np.uint64).max)
-    places = np.arange(width, dtype=np.uint64)
-    step = max(1, (1 << 16) // width)  # rows per round: the temporaries stay in cache
-    for lo in range(0, len(starts), step):
-        part = keys[lo:lo + step]
-        _keys(part, np.arange(lo, lo + len(part))[:, None], len(starts), place_bits, places)
-        part.sort(axis=1)
-        same = (part[:, 1:] ^ part[:, :-1]) <= low  # equal row and hash
-        if not same.any():
-            continue
-        b, c = np.nonzero(same)  # a repeated document, or two hashes alike in their bits
-        b += lo
-        ra, rb = (keys[b, c] & low).astype(np.int64), (keys[b, c + 1] & low).astype(np.int64)
-        real = (ra < sizes[b]) & (rb < sizes[b])  # not the padding
-        ra, rb = starts[b[real]] + ra[real], starts[b[real]] + rb[real]
-        if bool((docid[ra] == docid[rb]).any()):
-            return None
-    return keys
+    same = (keys[:, 1:] ^ keys[:, :-1]) <= low  # equal row and hash
+    if not same.any():
+        return False
+    b, c = np.nonzero(same)
+    ra, rb = (keys[b, c] & low).astype(np.int64), (keys[b, c + 1] & low).astype(np.int64)
+    real = (ra < count[b]) & (rb < count[b])  # not the padding
+    ra, rb = begin[b[real]] + ra[real], begin[b[real]] + rb[real]
+    return bool((docid[ra] == docid[rb]).any())
+
+
+def _find(flat: np.ndarray, wanted: np.ndarray, judgment: np.ndarray, block: np.ndarray,
+          place_bits: int, begin: np.ndarray, count: np.ndarray, docid: np.ndarray,
+          judged_docid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The run rows of the ``judgment`` rows found among sorted keys: (run row, judgment
+    row, block) for each found. ``wanted``: their keys with place 0; ``block``: their block
+    (a row of the keys), whose run rows start at ``begin``."""
+    low = np.uint64((1 << place_bits) - 1)
+    at = np.searchsorted(flat, wanted)
+    found = []
+    while len(judgment):  # one candidate of equal hash per round (more are rare)
+        key = flat[np.minimum(at, len(flat) - 1)]
+        place = (key & low).astype(np.int64)
+        maybe = (at < len(flat)) & ((key ^ wanted) <= low) & (place < count[block])
+        judgment, block, wanted, at = judgment[maybe], block[maybe], wanted[maybe], at[maybe]
+        row = begin[block] + place[maybe]
+        equal = docid[row] == judged_docid[judgment]
+        found.append((row[equal], judgment[equal], block[equal]))
+        judgment, block, wanted, at = (judgment[~equal], block[~equal], wanted[~equal],
+                                       at[~equal] + 1)
+    if not found:
+        none = np.array([], dtype=np.int64)
+        return none, none, none
+    row, judged, blocks = (np.concatenate(c) for c in zip(*found, strict=True))
+    return row, judged, blocks
 
 
 def rank_in_rows(scores: np.ndarray, rows: np.ndarray, values: np.ndarray
@@ -913,22 +944,17 @@ def rank_in_rows(scores: np.ndarray, rows: np.ndarray, values: np.ndarray
     return width - not_above, tied
 
 
-def _grouped_ranks(run: Table, starts: np.ndarray, sizes: np.ndarray, width: int,
-                   blocks: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """The rank (from 0) of each of ``rows`` (run rows of the given ``blocks``) in
-    trec_eval's order: the number of its query's rows scored above it, or, in a query where
-    its score is tied, its place after :func:`rank_rows`."""
-    rank, tied = rank_in_rows(_padded(run.value, starts, sizes, width, -np.inf), blocks,
-                              run.value[rows])
-    if tied.any():
-        tied_blocks = np.unique(blocks[tied])
-        counts = sizes[tied_blocks]
-        first = np.cumsum(counts) - counts
-        sub = np.repeat(starts[tied_blocks] - first, counts) + np.arange(int(counts.sum()))
-        local = np.repeat(np.arange(len(tied_blocks)), counts)
-        order = rank_rows(local, run.value[sub], run.docid[sub])
-        place = np.empty(len(sub), dtype=np.int64)
-        place[order] = np.arange(len(sub)) - first[local[order]]
-        redo = np.flatnonzero(np.isin(blocks, tied_blocks))
-        rank[redo] = place[np.searchsorted(sub, rows[redo])]
-    return rank
+def _rank_ties(run: Table, starts: np.ndarray, sizes: np.ndarray, blocks: np.ndarray,
+               rows: np.ndarray, rank: np.ndarray, tied: np.ndarray) -> None:
+    """Set ``rank`` of ``rows`` (run rows of ``blocks``) in each block where one is
+    ``tied``: its place after :func:`rank_rows` has ranked the block in full."""
+    tied_blocks = np.unique(blocks[tied])
+    counts = sizes[tied_blocks]
+    first = np.cumsum(counts) - counts
+    sub = np.repeat(starts[tied_blocks] - first, counts) + np.arange(int(counts.sum()))
+    local = np.repeat(np.arange(len(tied_blocks)), counts)
+    order = rank_rows(local, run.value[sub], run.docid[sub])
+    place = np.empty(len(sub), dtype=np.int64)
+    place[order] = np.arange(len(sub)) - first[local[order]]
+    redo = np.flatnonzero(np.isin(blocks, tied_blocks))
+    rank[redo] = place[np.searchsorted(sub, rows[redo])]
