@@ -662,14 +662,14 @@ def ideal_grades(query: np.ndarray, grade: np.ndarray, num_rel: np.ndarray) -> n
 def relevance_rows(j: Joined, evaluated: np.ndarray, *, level: float = 1,
                    max_docs: int | None = None, judged_only: bool = False,
                    graded: bool = True) -> tuple[Relevance, np.ndarray, np.ndarray, np.ndarray]:
-    """The :class:`~ragassay.metrics.kernels.Relevance` matrix of the query codes
+    """The :class:`~ragassay.metrics.kernels.Relevance` of the query codes
     ``evaluated`` (ascending), and per query the number retrieved, relevant, and relevant
     retrieved.
 
     ``max_docs`` keeps each query's top documents (trec_eval ``-M``), then ``judged_only``
     drops the unjudged and negatively judged ones (``-J``); a grade below ``level`` counts 0
     (``-l``) unless ``graded`` (nDCG keeps every positive grade as gain, as trec_eval). Only
-    grades >= 1 are written into the matrix: every kernel reads a lower grade as 0."""
+    grades >= 1 are kept as hits: every kernel reads a lower grade as 0."""
     n = len(j.qids)
     chosen = np.zeros(n, dtype=bool)
     chosen[evaluated] = True

@@ -3,8 +3,8 @@
 What a measure *is* and its formula live in :mod:`ragassay.metrics.measures` (the one
 table: :class:`Measure`, canonical text such as ``ndcg_at_5``, aliases such as ``ndcg@5``
 and ``ndcg_cut.5``, and one vectorised kernel per family). This module turns qrels and a run
-into the :class:`~ragassay.metrics.kernels.Relevance` matrix the kernels read, with
-trec_eval's rules (``tests/differential`` checks them against pytrec_eval):
+into the :class:`~ragassay.metrics.kernels.Relevance` (the relevant documents' ranks) the
+kernels read, with trec_eval's rules (``tests/differential`` checks them against pytrec_eval):
 
 - Ranking: documents by score descending; equal scores are ordered by document id
   *descending* (trec_eval's sort order, byte-wise, which for ``str`` is code-point order).
