@@ -61,7 +61,10 @@ def shuffled(t: Table, rng: random.Random) -> Table:
     return Table(t.qid[order], t.docid[order], t.value[order], t.line[order])
 
 
-def test_dict_batch_path_is_the_query_by_query_path() -> None:
+@pytest.mark.parametrize("round_keys", [1 << 17, 8])
+def test_dict_batch_path_is_the_query_by_query_path(monkeypatch: pytest.MonkeyPatch,
+                                                    round_keys: int) -> None:
+    monkeypatch.setattr(columns, "_ROUND", round_keys)  # 8: ranks in rounds of few queries
     rng = random.Random(3)
     measures = parse_measures(MEASURES)
     for _ in range(300):
@@ -139,7 +142,9 @@ def test_binary_search_in_rows_is_searchsorted() -> None:
     assert _search_rows(matrix, rows, values).tolist() == expected
 
 
-def test_rank_in_rows_by_hand() -> None:
+@pytest.mark.parametrize("round_keys", [1 << 17, 4])
+def test_rank_in_rows_by_hand(monkeypatch: pytest.MonkeyPatch, round_keys: int) -> None:
+    monkeypatch.setattr(columns, "_ROUND", round_keys)  # 4: a round per row
     # row 0: 0.9 0.5 0.5 0.1; row 1: 3 scores and the -inf padding
     scores = np.array([[0.5, 0.9, 0.1, 0.5], [2.0, 1.0, 3.0, -np.inf]])
     rank, tied = rank_in_rows(scores, np.array([0, 0, 0, 1, 1]),

@@ -934,7 +934,27 @@ def rank_in_rows(scores: np.ndarray, rows: np.ndarray, values: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray]:
     """For each value of ``rows``/``values`` (a score in that row of ``scores``, a matrix
     padded with -inf): how many scores of its row are above it (its rank from 0 when it
-    is not tied), and whether another score of its row equals it."""
+    is not tied), and whether another score of its row equals it.
+
+    Rows ascending (the usual order) are done in rounds of :data:`_ROUND` scores, so the
+    sorted copy of each round stays in the cache."""
+    width = scores.shape[1]
+    step = max(1, _ROUND // width)
+    if len(scores) <= step or (len(rows) > 1 and not bool((np.diff(rows) >= 0).all())):
+        return _rank_in_rows(scores, rows, values)
+    rank = np.empty(len(rows), dtype=np.int64)
+    tied = np.empty(len(rows), dtype=bool)
+    edges = np.searchsorted(rows, np.arange(0, len(scores) + step, step))
+    for c, lo in enumerate(range(0, len(scores), step)):
+        a, b = int(edges[c]), int(edges[c + 1])
+        if a < b:
+            rank[a:b], tied[a:b] = _rank_in_rows(scores[lo:lo + step], rows[a:b] - lo,
+                                                 values[a:b])
+    return rank, tied
+
+
+def _rank_in_rows(scores: np.ndarray, rows: np.ndarray, values: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
     width = scores.shape[1]
     ordered = np.sort(scores, axis=1)
     not_above = _search_rows(ordered, rows, values)  # the padding -inf is below
