@@ -72,15 +72,6 @@ class Relevance:
         self._found_at: dict[tuple[int | None, ...], np.ndarray] = {}
 
     @classmethod
-    def from_matrix(cls, grades: np.ndarray, ideal: np.ndarray, num_rel: np.ndarray
-                    ) -> Relevance:
-        """From ``grades`` (q, depth): the grade of the document at each rank (0 when
-        unjudged or padding)."""
-        query, rank = np.nonzero(grades >= 1)  # row-major: by query, then rank
-        return cls(query, rank, grades[query, rank].astype(np.float64), grades.shape[1],
-                   ideal, num_rel)
-
-    @classmethod
     def from_flat(cls, grades: Sequence[float], depths: Sequence[int],
                   ideal: Sequence[float], num_rel: Sequence[int]) -> Relevance:
         """From concatenated rows: ``grades`` holds ``depths[i]`` values for query i,
