@@ -541,14 +541,30 @@ def _encode(values: object) -> np.ndarray:
         arr = arr.astype(str)
     if arr.dtype.kind == "S":
         return arr.astype(f"S{max(8, -(-arr.dtype.itemsize // 8) * 8)}")
-    width = max(1, arr.dtype.itemsize // 4)
-    points = np.ascontiguousarray(arr, dtype=f"U{width}").view(np.uint32).reshape(len(arr), width)
-    if points.size and int(points.max()) >= 0x80:  # not ASCII: UTF-8 takes 1 to 4 bytes
-        encoded = np.char.encode(arr, "utf-8")
-        return encoded.astype(f"S{max(8, -(-encoded.dtype.itemsize // 8) * 8)}")
-    out = np.zeros((len(arr), max(8, -(-points.shape[1] // 8) * 8)), dtype=np.uint8)
-    out[:, :points.shape[1]] = points  # ASCII: one byte per code point (numpy's own cast
-    return out.view(f"S{out.shape[1]}").ravel()  # to bytes is 30x slower)
+    n, width = len(arr), max(1, arr.dtype.itemsize // 4)
+    points = np.ascontiguousarray(arr, dtype=f"U{width}").view(np.uint32).reshape(n, width)
+    out = np.zeros((n, max(8, -(-width // 8) * 8)), dtype=np.uint8)
+    step = max(1, (1 << 18) // width)  # rows per round: the narrowed copy stays in cache
+    for lo in range(0, n, step):
+        part = points[lo:lo + step]
+        if int(part.max()) >= 0x80:  # not ASCII: UTF-8 takes 1 to 4 bytes
+            encoded = np.char.encode(arr, "utf-8")
+            return encoded.astype(f"S{max(8, -(-encoded.dtype.itemsize // 8) * 8)}")
+        # ASCII: one byte per code point (numpy's own cast to bytes is 30x slower)
+        out[lo:lo + step, :width] = part.astype(np.uint8)
+    return out.view(f"S{out.shape[1]}").ravel()
+
+
+def _encode_repeated(values: object) -> np.ndarray:
+    """:func:`_encode` for a column whose values come in runs (a query id per row, rows of
+    one query together): only the first value of each run is encoded."""
+    arr = np.asarray(values)
+    if arr.dtype.kind == "O" or arr.ndim != 1:
+        return _encode(arr)
+    starts = run_blocks(arr)
+    if len(starts) * 4 > len(arr):
+        return _encode(arr)
+    return np.repeat(_encode(arr[starts]), np.diff(np.append(starts, len(arr))))
 
 
 # --- keys: ids as integers --------------------------------------------------------------
@@ -591,22 +607,27 @@ def duplicate_rows(t: Table) -> np.ndarray:
 
 
 def qid_codes(*columns: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
-    """The sorted distinct ids of the columns and each column's codes (index into them).
+    """The sorted distinct ids of the columns and each column's codes (index into them)."""
+    distinct, heads = _head_codes(*columns)
+    return distinct, [np.repeat(codes, np.diff(np.append(starts, len(col))))
+                      for col, (starts, codes) in zip(columns, heads, strict=True)]
+
+
+def _head_codes(*columns: np.ndarray) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+    """:func:`qid_codes` per block of equal ids: each column's block starts and their codes.
 
     Rows of one query usually come together, so only the first id of each block is sorted.
     """
-    heads, blocks = [], []
+    heads, starts = [], []
     for col in columns:
-        change = np.flatnonzero(col[1:] != col[:-1]) + 1 if len(col) else np.array([], int)
-        starts = np.concatenate(([0], change)) if len(col) else change
-        heads.append(col[starts])
-        blocks.append(np.diff(np.append(starts, len(col))))
+        starts.append(run_blocks(col))
+        heads.append(col[starts[-1]])
     width = max([8, *(h.dtype.itemsize for h in heads)])
     distinct, inverse = np.unique(np.concatenate([h.astype(f"S{width}") for h in heads]),
                                   return_inverse=True)
     codes, at = [], 0
-    for head, block in zip(heads, blocks, strict=True):
-        codes.append(np.repeat(inverse[at:at + len(head)], block).astype(np.int64))
+    for head, first in zip(heads, starts, strict=True):
+        codes.append((first, inverse[at:at + len(head)].astype(np.int64)))
         at += len(head)
     return distinct, codes
 
@@ -729,7 +750,20 @@ def join(qrels: Table, run: Table, *, keep_order: bool = False,
 
     Only judged rows are ranked, each by counting its query's rows scored above it: no
     measure reads the order of unjudged documents, so the run is not sorted (a query where
-    a judged row's score is tied is sorted, for the doc-id tie-break)."""
+    a judged row's score is tied is sorted, for the doc-id tie-break). A run grouped by
+    query takes :func:`join_grouped`, any other :func:`join_sorted`; both give the same
+    judged rows (perhaps in another order)."""
+    if not keep_order:
+        grouped = join_grouped(qrels, run, run_queries)
+        if grouped is not None:
+            return grouped
+    return join_sorted(qrels, run, keep_order=keep_order, run_queries=run_queries)
+
+
+def join_sorted(qrels: Table, run: Table, *, keep_order: bool = False,
+                run_queries: np.ndarray | None = None) -> Joined:
+    """:func:`join` for any run, by sorting the 64-bit hashes of its (query, document)
+    pairs."""
     extra = [] if run_queries is None else [run_queries]
     qids, codes = qid_codes(qrels.qid, run.qid, *extra)
     qrels_q, run_q = codes[0], codes[1]
@@ -780,17 +814,46 @@ def _ranks(run_q: np.ndarray, score: np.ndarray, docid: np.ndarray, rows: np.nda
     return rank
 
 
+def by_query_and_rank(query: np.ndarray, rank: np.ndarray) -> np.ndarray | None:
+    """The permutation that sorts rows by (query, rank), None when they already are (a run
+    listed in rank order, the usual file, is: one pass instead of a sort). Queries and
+    ranks are integers from 0; no (query, rank) repeats."""
+    if len(query) < 2:
+        return None
+    dq, dr = np.diff(query), np.diff(rank)
+    if bool(((dq > 0) | ((dq == 0) & (dr > 0))).all()):
+        return None
+    span = int(rank.max()) + 1
+    if (int(query.max()) + 1) * span < 1 << 62:
+        return np.argsort(query * span + rank)  # the keys are distinct: any sort will do
+    return np.lexsort((rank, query))
+
+
+def ideal_grades(query: np.ndarray, grade: np.ndarray, num_rel: np.ndarray) -> np.ndarray:
+    """The ideal ranking of each query (0..len(num_rel)-1) as a zero-padded matrix: its
+    relevant ``grade``s (one per judged relevant document) descending."""
+    if not len(grade):
+        return _pad(grade, num_rel)
+    top = float(grade.max())
+    span = top - float(grade.min()) + 1
+    if (int(query.max()) + 1) * span < 2.0 ** 52 and bool((grade == np.floor(grade)).all()):
+        order = np.argsort(query * span + (top - grade))  # integers, exact: one sort
+    else:
+        order = np.lexsort((-grade, query))
+    return _pad(grade[order], num_rel)
+
+
 def relevance_rows(j: Joined, evaluated: np.ndarray, *, level: float = 1,
                    max_docs: int | None = None, judged_only: bool = False,
                    graded: bool = True) -> tuple[Relevance, np.ndarray, np.ndarray, np.ndarray]:
-    """The :class:`~ragassay.metrics.kernels.Relevance` matrix of the query codes
+    """The :class:`~ragassay.metrics.kernels.Relevance` of the query codes
     ``evaluated`` (ascending), and per query the number retrieved, relevant, and relevant
     retrieved.
 
     ``max_docs`` keeps each query's top documents (trec_eval ``-M``), then ``judged_only``
     drops the unjudged and negatively judged ones (``-J``); a grade below ``level`` counts 0
     (``-l``) unless ``graded`` (nDCG keeps every positive grade as gain, as trec_eval). Only
-    grades >= 1 are written into the matrix: every kernel reads a lower grade as 0."""
+    grades >= 1 are kept as hits: every kernel reads a lower grade as 0."""
     n = len(j.qids)
     chosen = np.zeros(n, dtype=bool)
     chosen[evaluated] = True
@@ -815,13 +878,287 @@ def relevance_rows(j: Joined, evaluated: np.ndarray, *, level: float = 1,
     row = np.full(n, -1, dtype=np.int64)
     row[evaluated] = np.arange(len(evaluated))
     depths = depth[evaluated]
-    matrix = np.zeros((len(evaluated), max(1, int(depths.max()) if len(depths) else 0)))
     found = g >= 1
-    matrix[row[q[found]], r[found]] = g[found]
+    hit_q, hit_r, hit_g = row[q[found]], r[found], g[found]
+    in_order = by_query_and_rank(hit_q, hit_r)
+    if in_order is not None:
+        hit_q, hit_r, hit_g = hit_q[in_order], hit_r[in_order], hit_g[in_order]
     rel = chosen[j.qrels_q] & (qrels_grade >= 1)
-    rel_q, rel_g = j.qrels_q[rel], qrels_grade[rel]
-    ideal = rel_g[np.lexsort((-rel_g, rel_q))]
-    num_rel = np.bincount(rel_q, minlength=n)[evaluated]
-    relevance = Relevance(matrix, _pad(ideal, num_rel), num_rel.astype(np.float64))
+    rel_q = j.qrels_q[rel]
+    num_rel_all = np.bincount(rel_q, minlength=n)
+    num_rel = num_rel_all[evaluated]
+    relevance = Relevance(hit_q, hit_r, hit_g, int(depths.max()) if len(depths) else 0,
+                          ideal_grades(rel_q, qrels_grade[rel], num_rel_all)[evaluated],
+                          num_rel.astype(np.float64))
     return (relevance, depths, num_rel,
-            np.bincount(row[q[found]], minlength=len(evaluated)).astype(np.int64))
+            np.bincount(hit_q, minlength=len(evaluated)).astype(np.int64))
+
+
+# --- the grouped layout: each query's rows together (a run file, a run's arrays) --------
+
+
+def run_blocks(ids: np.ndarray) -> np.ndarray:
+    """The first row of each run of equal ids (rows of one query usually come together).
+    Ids of 4 or 8 bytes' multiples (``S``, ``U``, numbers) are compared as 32- or 64-bit
+    words, several times faster than numpy's string comparison; equal bytes are equal ids
+    (and two blocks of equal ids that differ in their bytes, as 0.0 and -0.0, are two)."""
+    n = len(ids)
+    if n == 0:
+        return np.array([], dtype=np.int64)
+    size = ids.dtype.itemsize
+    if ids.dtype.kind in "SUiufb" and size and size % 4 == 0:
+        word = np.uint64 if size % 8 == 0 else np.uint32
+        words = np.ascontiguousarray(ids).view(word).reshape(n, -1)
+        change = words[1:, 0] != words[:-1, 0]
+        for j in range(1, words.shape[1]):
+            change |= words[1:, j] != words[:-1, j]
+    else:
+        change = ids[1:] != ids[:-1]
+    return np.concatenate(([0], np.flatnonzero(change) + 1))
+
+
+_ROUND = 1 << 17  # keys per round of the grouped join: its temporaries stay in the cache
+
+_WORD_SALT = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+                       0xD6E8FEB86659FD93, 0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53,
+                       0x27D4EB2F165667C5, 0x94D049BB133111EB], dtype=np.uint64)
+
+
+def id_hash(ids: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each id of an ``S`` array whose width is a multiple of 8: the sum of
+    its 64-bit words, each times an odd constant (modulo 2**64), whose high bits depend on
+    every bit of the id. Equal ids hash equal whatever the widths (the zero words of the
+    padding add 0); unequal ids rarely do, and every use compares the ids of equal hashes."""
+    h = np.zeros(len(ids), dtype=np.uint64)
+    if not len(ids):
+        return h
+    words = np.ascontiguousarray(ids).view(np.uint64).reshape(len(ids), -1)
+    step = 1 << 16  # rows per round: the product stays in cache
+    product = np.empty(min(step, len(ids)), dtype=np.uint64)
+    for lo in range(0, len(ids), step):
+        part, tmp = h[lo:lo + step], product[:min(step, len(ids) - lo)]
+        for j in range(words.shape[1]):
+            salt = _WORD_SALT[j % len(_WORD_SALT)] + np.uint64(2 * (j // len(_WORD_SALT)))
+            np.multiply(words[lo:lo + step, j], salt, out=tmp)  # uint64 wraps silently
+            part += tmp
+    return h
+
+
+def _padded(values: np.ndarray, starts: np.ndarray, sizes: np.ndarray, width: int,
+            fill: float) -> np.ndarray:
+    """The rows of consecutive blocks as a (blocks, width) matrix, ``fill`` after a block's
+    end (a view, no copy, when every block has ``width`` rows)."""
+    if len(values) == len(starts) * width:
+        return values.reshape(len(starts), width)
+    out = np.full((len(starts), width), fill, dtype=values.dtype)
+    place = np.arange(len(values)) - np.repeat(starts, sizes)
+    out[np.repeat(np.arange(len(starts)), sizes), place] = values
+    return out
+
+
+def _search_rows(matrix: np.ndarray, rows: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(matrix[r], v, side="right")`` for each (r, v) of ``rows``/``values``,
+    each row of ``matrix`` sorted ascending: one branch-free binary search for all,
+    log2(width) rounds of one gather each."""
+    width = matrix.shape[1]
+    flat = matrix.reshape(-1)
+    base = rows * width - 1
+    count = np.zeros(len(rows), dtype=np.int64)  # elements known to be <= the value
+    probe, at = np.empty_like(count), np.empty(len(rows), dtype=matrix.dtype)
+    below = np.empty(len(rows), dtype=bool)
+    step = 1 << (width.bit_length() - 1)
+    while step:
+        np.add(count, step, out=probe)
+        np.minimum(probe, width, out=probe)
+        flat.take(np.add(base, probe), out=at)
+        np.less_equal(at, values, out=below)
+        np.copyto(count, probe, where=below)
+        step >>= 1
+    return count
+
+
+def join_grouped(qrels: Table, run: Table, run_queries: np.ndarray | None = None
+                 ) -> Joined | None:
+    """:func:`join` for a run whose rows of one query come together (the usual layout) with
+    about as many rows for each query; None for any other run, and for a run that repeats
+    a (query, document) pair: both are left to :func:`join`.
+
+    Nothing is sorted over the whole run. Per query, the documents' hashes are sorted, to
+    find a repeat and each judgment's row (by binary search; the ids of equal hashes are
+    compared), and so are the scores: a judged row's rank is the number of its query's rows
+    scored above it, also a binary search. A query where a judged row's score is tied is
+    ranked in full by :func:`rank_rows`, for the doc-id tie-break."""
+    n_run = len(run)
+    if not n_run or not len(qrels):
+        return None
+    starts = run_blocks(run.qid)
+    sizes = np.diff(np.append(starts, n_run))
+    width = int(sizes.max())
+    if len(starts) * width > 2 * n_run + 4096 or width > 1 << 24:
+        return None  # ragged: a padded matrix would cost more than sorting
+    extra = [] if run_queries is None else [run_queries]
+    qids, heads = _head_codes(qrels.qid, run.qid[starts], *extra)
+    n = len(qids)
+    block_code = heads[1][1]
+    if len(np.unique(block_code)) < len(block_code):
+        return None  # a query in two places of the run
+    block_of = np.full(n, -1, dtype=np.int64)
+    block_of[block_code] = np.arange(len(starts))
+    n_blocks = len(starts)
+    place_bits = max(1, (width - 1).bit_length())
+    if 64 - max(1, (n_blocks - 1).bit_length()) - place_bits < 24:
+        return None  # too few bits left for the hash in a 64-bit key
+    # Judgments, by block: each qrels row's key with place 0
+    qrels_starts, qrels_heads = heads[0]
+    qrels_q = np.repeat(qrels_heads, np.diff(np.append(qrels_starts, len(qrels))))
+    judgment = np.flatnonzero(block_of[qrels_q] >= 0)
+    j_block = block_of[qrels_q[judgment]]
+    if len(j_block) > 1 and not bool((np.diff(j_block) >= 0).all()):
+        by_block = np.argsort(j_block, kind="stable")
+        judgment, j_block = judgment[by_block], j_block[by_block]
+    wanted = _keys(id_hash(qrels.docid[judgment]), j_block, n_blocks, place_bits, 0)
+    # The run in rounds of blocks, each round's keys and scores small enough for the cache
+    step = max(1, _ROUND // width)
+    firsts = np.arange(0, n_blocks, step)
+    edges = np.append(np.searchsorted(j_block, firsts), len(j_block))
+    places = np.arange(width, dtype=np.uint64)
+    parts: list[tuple[np.ndarray, ...]] = []
+    for c, lo in enumerate(firsts.tolist()):
+        hi = min(lo + step, n_blocks)
+        r0, r1 = int(starts[lo]), (int(starts[hi]) if hi < n_blocks else n_run)
+        begin, count = starts[lo:hi], sizes[lo:hi]
+        keys = _padded(id_hash(run.docid[r0:r1]), begin - r0, count, width,
+                       np.iinfo(np.uint64).max)
+        _keys(keys, np.arange(lo, hi)[:, None], n_blocks, place_bits, places)
+        keys.sort(axis=1)  # the round's keys read flat are sorted: rows are in the key
+        if _repeats(keys, place_bits, begin, count, run.docid):
+            return None
+        j0, j1 = int(edges[c]), int(edges[c + 1])
+        if j0 == j1:
+            continue
+        row, judged, block = _find(keys.reshape(-1), wanted[j0:j1], judgment[j0:j1],
+                                   j_block[j0:j1] - lo, place_bits, begin, count,
+                                   run.docid, qrels.docid)
+        rank, tied = rank_in_rows(_padded(run.value[r0:r1], begin - r0, count, width,
+                                          -np.inf), block, run.value[row])
+        parts.append((row, judged, block + lo, rank, tied))
+    if not parts:
+        none = np.array([], dtype=np.int64)
+        parts.append((none, none, none, none, np.array([], dtype=bool)))
+    hit_row, hit_judgment, hit_block, rank, tied = (np.concatenate(c)
+                                                    for c in zip(*parts, strict=True))
+    if tied.any():
+        _rank_ties(run, starts, sizes, hit_block, hit_row, rank, tied)
+    size = np.zeros(n, dtype=np.int64)
+    size[block_code] = sizes
+    in_run = size > 0
+    if extra:
+        in_run[heads[2][1]] = True
+    return Joined(qids, np.bincount(qrels_q, minlength=n) > 0, in_run, size,
+                  qrels_q[hit_judgment], qrels.value[hit_judgment], rank, qrels_q,
+                  qrels.value)
+
+
+def _keys(hashes: np.ndarray, rows: np.ndarray | int, n_rows: int, place_bits: int,
+          place: np.ndarray | int) -> np.ndarray:
+    """64-bit keys ordered by (row, hash, place): the row in the high bits, then the high
+    bits of the hash, then ``place_bits`` bits of the place (modified in place)."""
+    row_bits = max(1, (n_rows - 1).bit_length())
+    hashes >>= np.uint64(row_bits + place_bits)
+    hashes <<= np.uint64(place_bits)
+    hashes |= np.asarray(place, dtype=np.uint64)
+    hashes |= np.asarray(rows, dtype=np.uint64) << np.uint64(64 - row_bits)
+    return hashes
+
+
+def _repeats(keys: np.ndarray, place_bits: int, begin: np.ndarray, count: np.ndarray,
+             docid: np.ndarray) -> bool:
+    """Does a block repeat a document? ``keys``: the sorted :func:`_keys` of blocks whose
+    rows start at ``begin`` (``count`` rows each, the rest padding). Equal hashes next to
+    each other are a repeat when their ids are equal (else two hashes alike in their
+    bits)."""
+    low = np.uint64((1 << place_bits) - 1)
+    same = (keys[:, 1:] ^ keys[:, :-1]) <= low  # equal row and hash
+    if not same.any():
+        return False
+    b, c = np.nonzero(same)
+    ra, rb = (keys[b, c] & low).astype(np.int64), (keys[b, c + 1] & low).astype(np.int64)
+    real = (ra < count[b]) & (rb < count[b])  # not the padding
+    ra, rb = begin[b[real]] + ra[real], begin[b[real]] + rb[real]
+    return bool((docid[ra] == docid[rb]).any())
+
+
+def _find(flat: np.ndarray, wanted: np.ndarray, judgment: np.ndarray, block: np.ndarray,
+          place_bits: int, begin: np.ndarray, count: np.ndarray, docid: np.ndarray,
+          judged_docid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The run rows of the ``judgment`` rows found among sorted keys: (run row, judgment
+    row, block) for each found. ``wanted``: their keys with place 0; ``block``: their block
+    (a row of the keys), whose run rows start at ``begin``."""
+    low = np.uint64((1 << place_bits) - 1)
+    at = np.searchsorted(flat, wanted)
+    found = []
+    while len(judgment):  # one candidate of equal hash per round (more are rare)
+        key = flat[np.minimum(at, len(flat) - 1)]
+        place = (key & low).astype(np.int64)
+        maybe = (at < len(flat)) & ((key ^ wanted) <= low) & (place < count[block])
+        judgment, block, wanted, at = judgment[maybe], block[maybe], wanted[maybe], at[maybe]
+        row = begin[block] + place[maybe]
+        equal = docid[row] == judged_docid[judgment]
+        found.append((row[equal], judgment[equal], block[equal]))
+        judgment, block, wanted, at = (judgment[~equal], block[~equal], wanted[~equal],
+                                       at[~equal] + 1)
+    if not found:
+        none = np.array([], dtype=np.int64)
+        return none, none, none
+    row, judged, blocks = (np.concatenate(c) for c in zip(*found, strict=True))
+    return row, judged, blocks
+
+
+def rank_in_rows(scores: np.ndarray, rows: np.ndarray, values: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """For each value of ``rows``/``values`` (a score in that row of ``scores``, a matrix
+    padded with -inf): how many scores of its row are above it (its rank from 0 when it
+    is not tied), and whether another score of its row equals it.
+
+    Rows ascending (the usual order) are done in rounds of :data:`_ROUND` scores, so the
+    sorted copy of each round stays in the cache."""
+    width = scores.shape[1]
+    step = max(1, _ROUND // width)
+    if len(scores) <= step or (len(rows) > 1 and not bool((np.diff(rows) >= 0).all())):
+        return _rank_in_rows(scores, rows, values)
+    rank = np.empty(len(rows), dtype=np.int64)
+    tied = np.empty(len(rows), dtype=bool)
+    edges = np.searchsorted(rows, np.arange(0, len(scores) + step, step))
+    for c, lo in enumerate(range(0, len(scores), step)):
+        a, b = int(edges[c]), int(edges[c + 1])
+        if a < b:
+            rank[a:b], tied[a:b] = _rank_in_rows(scores[lo:lo + step], rows[a:b] - lo,
+                                                 values[a:b])
+    return rank, tied
+
+
+def _rank_in_rows(scores: np.ndarray, rows: np.ndarray, values: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    width = scores.shape[1]
+    ordered = np.sort(scores, axis=1)
+    not_above = _search_rows(ordered, rows, values)  # the padding -inf is below
+    # the scores equal to the value end at not_above: tied when the one before is equal too
+    tied = (not_above >= 2) & (ordered.reshape(-1).take(
+        rows * width + np.maximum(not_above - 2, 0)) == values)
+    return width - not_above, tied
+
+
+def _rank_ties(run: Table, starts: np.ndarray, sizes: np.ndarray, blocks: np.ndarray,
+               rows: np.ndarray, rank: np.ndarray, tied: np.ndarray) -> None:
+    """Set ``rank`` of ``rows`` (run rows of ``blocks``) in each block where one is
+    ``tied``: its place after :func:`rank_rows` has ranked the block in full."""
+    tied_blocks = np.unique(blocks[tied])
+    counts = sizes[tied_blocks]
+    first = np.cumsum(counts) - counts
+    sub = np.repeat(starts[tied_blocks] - first, counts) + np.arange(int(counts.sum()))
+    local = np.repeat(np.arange(len(tied_blocks)), counts)
+    order = rank_rows(local, run.value[sub], run.docid[sub])
+    place = np.empty(len(sub), dtype=np.int64)
+    place[order] = np.arange(len(sub)) - first[local[order]]
+    redo = np.flatnonzero(np.isin(blocks, tied_blocks))
+    rank[redo] = place[np.searchsorted(sub, rows[redo])]

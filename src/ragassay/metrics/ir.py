@@ -3,8 +3,8 @@
 What a measure *is* and its formula live in :mod:`ragassay.metrics.measures` (the one
 table: :class:`Measure`, canonical text such as ``ndcg_at_5``, aliases such as ``ndcg@5``
 and ``ndcg_cut.5``, and one vectorised kernel per family). This module turns qrels and a run
-into the :class:`~ragassay.metrics.kernels.Relevance` matrix the kernels read, with
-trec_eval's rules (``tests/differential`` checks them against pytrec_eval):
+into the :class:`~ragassay.metrics.kernels.Relevance` (the relevant documents' ranks) the
+kernels read, with trec_eval's rules (``tests/differential`` checks them against pytrec_eval):
 
 - Ranking: documents by score descending; equal scores are ordered by document id
   *descending* (trec_eval's sort order, byte-wise, which for ``str`` is code-point order).
@@ -28,8 +28,20 @@ from typing import Literal
 
 import numpy as np
 
-from .columns import Table, _encode, duplicate_rows, join, relevance_rows
-from .kernels import Relevance, _pad
+from .columns import (
+    Table,
+    _encode,
+    _encode_repeated,
+    _padded,
+    by_query_and_rank,
+    duplicate_rows,
+    ideal_grades,
+    join_grouped,
+    join_sorted,
+    rank_in_rows,
+    relevance_rows,
+)
+from .kernels import Relevance
 from .measures import (
     Measure,
     MeasureInfo,
@@ -129,32 +141,30 @@ def evaluate(
                                 None if r_cols is not None else _encode(list(run)))
     judged = sorted((q for q, judgments in qrels.items() if judgments), key=str)
     evaluated = [q for q in judged if q in run]
-    zero = [q for q in judged if q not in run] if missing_queries == "zero" else []
+    values = _score_columns(qrels, run, evaluated, measures, keep_order)
+    shown = judged if missing_queries == "zero" else evaluated
+    if len(shown) == len(evaluated):
+        return _results(shown, values, np.arange(len(shown)))
+    return _results(shown, values, np.flatnonzero([q in run for q in shown]))
 
-    columns = _score_columns(qrels, run, evaluated, measures, keep_order)
-    names = [str(m) for m in measures]
-    rows: dict[str, dict[str, float]] = {}
-    for i, qid in enumerate(evaluated):
-        rows[qid] = {name: columns[name][i] for name in names}
-    for qid in zero:
-        rows[qid] = dict.fromkeys(names, 0.0)
-    per_query = {qid: rows[qid] for qid in sorted(rows, key=str)}
-    n = len(per_query)
-    mean: dict[str, float | None] = {
-        name: (_sum_in_order(row[name] for row in per_query.values()) / n if n else None)
-        for name in names
-    }
+
+def _results(shown: Sequence[str], values: dict[str, np.ndarray], at: np.ndarray
+             ) -> dict[str, dict[str, dict[str, float]] | dict[str, float | None]]:
+    """:func:`evaluate`'s result for the queries ``shown`` (in order), ``values[name][i]``
+    being the value of query ``shown[at[i]]`` (0 for the others, judged but not in the
+    run); ``values`` is in the measures' order."""
+    names = list(values)
+    columns = []
+    mean: dict[str, float | None] = {}
+    for name in names:
+        column = np.zeros(len(shown))
+        column[at] = values[name]
+        columns.append(column.tolist())
+        mean[name] = sum_in_order(column) / len(shown) if len(shown) else None
+    per_query: dict[str, dict[str, float]] = (
+        dict(zip(shown, map(dict, map(zip, repeat(names), zip(*columns, strict=True))),
+                 strict=True)) if names else {qid: {} for qid in shown})
     return {"per_query": per_query, "mean": mean}
-
-
-def _sum_in_order(values: Iterable[float]) -> float:
-    """The sum of ``values`` added left to right, as trec_eval adds its per-query values
-    (not ``math.fsum`` nor Python 3.12's compensated ``sum``), so means print trec_eval's
-    digits."""
-    total = 0.0
-    for value in values:
-        total += value
-    return total
 
 
 def _all_finite(values: list[float]) -> bool:
@@ -180,8 +190,8 @@ def _score_columns(
     qids: Sequence[str],
     measures: Sequence[Measure],
     keep_order: bool,
-) -> dict[str, list[float]]:
-    """One list of per-query values per measure, for the queries in ``qids``.
+) -> dict[str, np.ndarray]:
+    """One array of per-query values per measure, for the queries in ``qids``.
 
     The usual input, {qid: {doc: score}} with finite numbers, takes no sort: every measure
     reads only the ranks of the relevant documents (grade >= 1; a lower grade counts as 0),
@@ -190,58 +200,70 @@ def _score_columns(
     :func:`rank_documents` (ties by doc id). Anything else (lists, bad scores,
     ``keep_order``) takes the query-by-query path, which names the bad query."""
     entries = [run[q] for q in qids]
-    if keep_order or not all(isinstance(e, Mapping) for e in entries):
+    if keep_order or not all(type(e) is dict for e in entries):  # dict.get reads them below
         return _score_columns_by_query(qrels, run, qids, measures, keep_order)
     judged = [qrels[q] for q in qids]
     depths = np.fromiter(map(len, entries), dtype=np.int64, count=len(entries))
-    total = int(depths.sum())
-    rel_row: list[int] = []
-    rel_score: list[float] = []
-    rel_grade: list[float] = []
-    ideal_rows: list[list[int]] = []
+    sizes = np.fromiter(map(len, judged), dtype=np.int64, count=len(judged))
+    total, n = int(depths.sum()), len(entries)
+    grades = list(chain.from_iterable(j.values() for j in judged))
+    if {str, bytes} & set(map(type, grades)):  # numpy would read "1" as 1.0
+        return _score_columns_by_query(qrels, run, qids, measures, keep_order)
     try:
         scores = np.fromiter(chain.from_iterable(e.values() for e in entries),  # type: ignore[union-attr]
                              dtype=np.float64, count=total)
-        for i, (judgments, entry) in enumerate(zip(judged, entries, strict=True)):
-            relevant = [(d, g) for d, g in judgments.items() if g >= 1]
-            ideal_rows.append(sorted((g for _, g in relevant), reverse=True))
-            for d, g in relevant:
-                if d in entry:
-                    rel_row.append(i)
-                    rel_score.append(entry[d])  # type: ignore[call-overload]
-                    rel_grade.append(g)
+        grade = np.fromiter(grades, dtype=np.float64, count=len(grades))
+        # each judged document's score in its query's run (NaN: not retrieved)
+        found = np.fromiter(map(dict.get, chain.from_iterable(map(repeat, entries,  # type: ignore[arg-type]
+                                                                      sizes.tolist())),
+                                chain.from_iterable(judged), repeat(np.nan)),
+                            dtype=np.float64, count=len(grades))
     except (TypeError, ValueError):
         return _score_columns_by_query(qrels, run, qids, measures, keep_order)
     if not np.isfinite(scores).all():
         return _score_columns_by_query(qrels, run, qids, measures, keep_order)
-    n = len(entries)
+    query = np.repeat(np.arange(n), sizes)
+    relevant = grade >= 1
+    hit = np.flatnonzero(relevant & ~np.isnan(found))
     width = max(1, int(depths.max()) if n else 0)
-    if total == n * width:
-        score_m = scores.reshape(n, width)
-    else:  # padded with -inf, which no score is below
-        score_m = np.full((n, width), -np.inf)
-        score_m[np.repeat(np.arange(n), depths),
-                np.arange(total) - np.repeat(np.cumsum(depths) - depths, depths)] = scores
-    rows = np.asarray(rel_row, dtype=np.int64)
-    at = np.asarray(rel_score, dtype=np.float64)
-    rank = np.zeros(len(rows), dtype=np.int64)
-    tied = np.zeros(len(rows), dtype=bool)
-    step = max(1, 4_000_000 // width)  # bounds the (relevant, width) comparison matrix
-    for lo in range(0, len(rows), step):
-        block, s = score_m[rows[lo:lo + step]], at[lo:lo + step, None]
-        rank[lo:lo + step] = (block > s).sum(axis=1)
-        tied[lo:lo + step] = (block == s).sum(axis=1) > 1
-    ranked = np.zeros((n, width))
-    ranked[rows, rank] = rel_grade
-    for i in np.unique(rows[tied]).tolist():  # ties: the doc-id order decides
-        ranking = rank_documents(entries[i])
-        ranked[i] = 0.0
-        ranked[i, :len(ranking)] = [judged[i].get(d, 0) for d in ranking]
-    num_rel = [len(r) for r in ideal_rows]
-    relevance = Relevance(ranked, _pad(list(chain.from_iterable(ideal_rows)), num_rel),
-                          np.asarray(num_rel, dtype=np.float64))
-    values = kernel_values(relevance, measures)
-    return {name: column.tolist() for name, column in values.items()}
+    starts = np.cumsum(depths) - depths
+    score_m = _padded(scores, starts, depths, width, -np.inf)
+    rows, hit_grade = query[hit], grade[hit]
+    rank, tied = rank_in_rows(score_m, rows, found[hit])
+    if tied.any():  # ties: the doc-id order decides
+        redo = np.unique(rows[tied])
+        keep = ~np.isin(rows, redo)
+        again = _ranked_hits([judged[i] for i in redo.tolist()],
+                             [entries[i] for i in redo.tolist()])
+        rows = np.concatenate([rows[keep], redo[again[0]]])
+        rank = np.concatenate([rank[keep], again[1]])
+        hit_grade = np.concatenate([hit_grade[keep], again[2]])
+    in_order = by_query_and_rank(rows, rank)
+    if in_order is not None:
+        rows, rank, hit_grade = rows[in_order], rank[in_order], hit_grade[in_order]
+    num_rel = np.bincount(query[relevant], minlength=n)
+    relevance = Relevance(rows, rank, hit_grade, width,
+                          ideal_grades(query[relevant], grade[relevant], num_rel),
+                          num_rel.astype(np.float64))
+    return kernel_values(relevance, measures)
+
+
+def _ranked_hits(judged: Sequence[Mapping[str, int]], entries: Sequence[Mapping[str, float]]
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The relevant documents of each query ranked by :func:`rank_documents`: their query
+    (index into the arguments), rank from 0 and grade."""
+    query: list[int] = []
+    rank: list[int] = []
+    grade: list[float] = []
+    for i, (judgments, entry) in enumerate(zip(judged, entries, strict=True)):
+        for r, d in enumerate(rank_documents(entry)):
+            g = judgments.get(d, 0)
+            if g >= 1:
+                query.append(i)
+                rank.append(r)
+                grade.append(g)
+    return (np.array(query, dtype=np.int64), np.array(rank, dtype=np.int64),
+            np.array(grade, dtype=np.float64))
 
 
 def _score_columns_by_query(
@@ -250,7 +272,7 @@ def _score_columns_by_query(
     qids: Sequence[str],
     measures: Sequence[Measure],
     keep_order: bool,
-) -> dict[str, list[float]]:
+) -> dict[str, np.ndarray]:
     """:func:`_score_columns` query by query (lists of doc ids, ``keep_order``, and the
     input whose errors name the query)."""
     grades: list[int] = []
@@ -281,13 +303,12 @@ def _score_columns_by_query(
         for qid in qids:  # the rare path: find the query to name
             if isinstance(entry := run[qid], Mapping):
                 _check_scores(qid, entry)
-    values = kernel_values(Relevance.from_flat(grades, depths, ideal, num_rel), measures)
-    return {name: column.tolist() for name, column in values.items()}
+    return kernel_values(Relevance.from_flat(grades, depths, ideal, num_rel), measures)
 
 
 def kernel_values(judged: Relevance, measures: Sequence[Measure]) -> dict[str, np.ndarray]:
-    """One array of per-query values per measure (keyed by canonical text): one kernel call
-    per family, for all the cutoffs asked of it."""
+    """One array of per-query values per measure (keyed by canonical text, in the order of
+    ``measures``): one kernel call per family, for all the cutoffs asked of it."""
     by_family: dict[MeasureInfo, list[Measure]] = {}
     for m in measures:
         by_family.setdefault(m.info, []).append(m)
@@ -300,7 +321,7 @@ def kernel_values(judged: Relevance, measures: Sequence[Measure]) -> dict[str, n
         values = info.kernel(judged, [m.cutoff for m in family])
         for j, m in enumerate(family):
             columns[str(m)] = values[:, j]
-    return columns
+    return {name: columns[name] for name in dict.fromkeys(str(m) for m in measures)}
 
 
 def sum_in_order(values: np.ndarray) -> float:
@@ -329,7 +350,7 @@ def as_table(data: object, value: str) -> Table | None:
         qid, docid, number = data["qid"], data["docid"], data[value]  # type: ignore[index]
     else:
         return None
-    qids, docids = _encode(qid), _encode(docid)
+    qids, docids = _encode_repeated(qid), _encode(docid)
     try:
         numbers = np.asarray(number, dtype=np.float64)
     except (TypeError, ValueError):
@@ -337,7 +358,7 @@ def as_table(data: object, value: str) -> Table | None:
     if not len(qids) == len(docids) == len(numbers):
         raise ValueError(f"qid, docid and {value} columns differ in length "
                          f"({len(qids)}, {len(docids)}, {len(numbers)})")
-    return Table(qids, docids, numbers, np.arange(1, len(numbers) + 1))
+    return Table(qids, docids, numbers, np.arange(1, len(numbers) + 1, dtype=np.int32))
 
 
 def qrels_table(qrels: Qrels) -> Table:
@@ -349,7 +370,8 @@ def qrels_table(qrels: Qrels) -> Table:
                              dtype=np.float64, count=len(docs))
     except (TypeError, ValueError):
         raise ValueError("qrels grades must be integers") from None
-    return Table(_encode(qids), _encode(docs), grades, np.arange(1, len(docs) + 1))
+    return Table(_encode_repeated(qids), _encode(docs), grades,
+                 np.arange(1, len(docs) + 1, dtype=np.int32))
 
 
 def run_table(run: Run) -> Table:
@@ -369,10 +391,13 @@ def run_table(run: Run) -> Table:
         values = np.asarray(scores, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError("run scores must be numbers") from None
-    return Table(_encode(qids), _encode(docs), values, np.arange(1, len(docs) + 1))
+    return Table(_encode_repeated(qids), _encode(docs), values,
+                 np.arange(1, len(docs) + 1, dtype=np.int32))
 
 
-def _check_table(t: Table, kind: str) -> None:
+def _check_values(t: Table, kind: str) -> None:
+    """Raise the error naming the first query with a grade that is not an integer (qrels)
+    or a score that is not finite (run)."""
     bad = ~np.isfinite(t.value)
     if kind == "qrels":
         bad |= t.value != np.floor(np.where(bad, 0, t.value))
@@ -381,6 +406,10 @@ def _check_table(t: Table, kind: str) -> None:
         what = ("qrels grades must be integers" if kind == "qrels"
                 else "run scores must be finite (found NaN or inf)")
         raise ValueError(f"query {t.qid[i].decode()!r}: {what}")
+
+
+def _check_repeats(t: Table, kind: str) -> None:
+    """Raise the error naming the first row that repeats a (query, document) pair."""
     repeat = duplicate_rows(t)
     if len(repeat):
         i = int(repeat.min())
@@ -393,25 +422,17 @@ def _evaluate_tables(qrels: Table, run: Table, measures: Sequence[Measure], keep
                      ) -> dict[str, dict[str, dict[str, float]] | dict[str, float | None]]:
     """:func:`evaluate` from columns; ``run_queries``: the ids of a dict run, whose queries
     with no document are in the run (columns cannot list such a query)."""
-    _check_table(qrels, "qrels")
-    _check_table(run, "run")
-    j = join(qrels, run, keep_order=keep_order, run_queries=run_queries)
+    _check_values(qrels, "qrels")
+    _check_values(run, "run")
+    _check_repeats(qrels, "qrels")
+    # The grouped join finds a repeated run row itself (and then declines)
+    j = None if keep_order else join_grouped(qrels, run, run_queries)
+    if j is None:
+        _check_repeats(run, "run")
+        j = join_sorted(qrels, run, keep_order=keep_order, run_queries=run_queries)
     judged = np.flatnonzero(j.judged_query)
     evaluated = judged[j.in_run[judged]]
     shown = judged if missing_queries == "zero" else evaluated
     values = kernel_values(relevance_rows(j, evaluated)[0], measures)
-    at = np.searchsorted(shown, evaluated)
     qids = [q.decode() for q in j.qids[shown].tolist()]
-    names = [str(m) for m in measures]
-    full: dict[str, list[float]] = {}
-    mean: dict[str, float | None] = {}
-    for name in names:
-        column = np.zeros(len(shown))
-        column[at] = values[name]
-        full[name] = column.tolist()
-        mean[name] = sum_in_order(column) / len(shown) if len(shown) else None
-    per_query = {qid: dict(zip(names, row, strict=True))
-                 for qid, row in zip(qids, zip(*full.values(), strict=True), strict=True)}
-    if not names:
-        per_query = {qid: {} for qid in qids}
-    return {"per_query": per_query, "mean": mean}
+    return _results(qids, values, np.searchsorted(shown, evaluated))

@@ -1,7 +1,7 @@
-"""The retrieval kernels: vectorised formulas over a relevance matrix, one per measure family.
+"""The retrieval kernels: vectorised formulas over relevant ranks, one per measure family.
 
-Every kernel reads a :class:`Relevance` matrix: per query (row) the grade of the document at
-each rank. Grade >= 1 is relevant (trec_eval's default relevance level 1), grade <= 0 or
+Every kernel reads a :class:`Relevance`: per query (row) the rank and grade of each relevant
+document it ranks. Grade >= 1 is relevant (trec_eval's default relevance level 1), grade <= 0 or
 unjudged is not; only nDCG uses the grade itself, as gain. Each returns an array of shape
 (queries, len(cutoffs)), one column per cutoff (None: uncut). The measure table
 (:mod:`.measures`) names them; :func:`~.ir.evaluate` and :func:`~.retrieval.retrieval_scores`
@@ -43,23 +43,32 @@ class _cached(Generic[_T]):  # noqa: N801 - used as a decorator, like functools.
 
 
 class Relevance:
-    """Relevance of the ranked documents of q queries, zero-padded to a common depth.
+    """Relevance of the ranked documents of q queries, held as their relevant hits.
 
-    ``grades`` (q, depth): grade of the document at each rank (0 when unjudged or padding);
-    ``ideal`` (q, width): each query's relevant grades sorted descending, zero-padded;
-    ``num_rel`` (q,): number of relevant judged documents. Both matrices have at least one
-    column; a padded 0 is a non-relevant document and changes no measure.
+    A hit is a relevant document (grade >= 1) in a query's ranking: ``hit_query`` (its query
+    row, ascending), ``hit_rank`` (its rank from 0, ascending within a query) and
+    ``hit_grade``. ``width``: the depth of the longest ranking (at least 1; a rank beyond a
+    query's own depth holds no document, so cut-offs up to ``width`` are what the rankings
+    allow). ``ideal`` (q, w): each query's relevant grades sorted descending, zero-padded to
+    at least one column; ``num_rel`` (q,): number of relevant judged documents.
 
-    The prefix statistics below are computed once, on first use, and shared by the kernels;
-    column i of a prefix holds the statistic over the top i + 1 documents. A statistic that
-    is a count or sum over relevant documents is 0 for a query without any, so dividing it
-    by :attr:`num_rel_or_one` (or nDCG's :attr:`idcg_or_one`) gives the 0 trec_eval reports.
+    Only the hits are stored, not a (queries x depth) matrix: every measure reads the ranks of
+    the relevant documents only, and a statistic over the top k is a sum over the hits ranked
+    below k, added in rank order (adding the 0 of a non-relevant rank changes no float). A
+    statistic that is a count or sum over relevant documents is 0 for a query without any,
+    so dividing it by :attr:`num_rel_or_one` (or nDCG's ideal DCG, 1 then) gives the 0
+    trec_eval reports.
     """
 
-    def __init__(self, grades: np.ndarray, ideal: np.ndarray, num_rel: np.ndarray) -> None:
-        self.grades = grades
+    def __init__(self, hit_query: np.ndarray, hit_rank: np.ndarray, hit_grade: np.ndarray,
+                 width: int, ideal: np.ndarray, num_rel: np.ndarray) -> None:
+        self.hit_query = hit_query
+        self.hit_rank = hit_rank
+        self.hit_grade = hit_grade
+        self.width = max(1, width)
         self.ideal = ideal
         self.num_rel = num_rel
+        self.queries = len(num_rel)
         self._found_at: dict[tuple[int | None, ...], np.ndarray] = {}
 
     @classmethod
@@ -67,74 +76,107 @@ class Relevance:
                   ideal: Sequence[float], num_rel: Sequence[int]) -> Relevance:
         """From concatenated rows: ``grades`` holds ``depths[i]`` values for query i,
         ``ideal`` holds ``num_rel[i]`` relevant grades (descending) for query i."""
-        return cls(_pad(grades, depths), _pad(ideal, num_rel),
-                   np.asarray(num_rel, dtype=np.float64))
+        flat = np.asarray(grades, dtype=np.float64)
+        sizes = np.asarray(depths, dtype=np.int64)
+        row = np.repeat(np.arange(len(sizes)), sizes)
+        rank = np.arange(len(flat)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        hit = np.flatnonzero(flat >= 1)
+        return cls(row[hit], rank[hit], flat[hit], int(sizes.max()) if len(sizes) else 0,
+                   _pad(ideal, num_rel), np.asarray(num_rel, dtype=np.float64))
 
     @classmethod
     def one(cls, grades: Sequence[float], ideal: Sequence[float]) -> Relevance:
         """One query: the grades of its ranked documents and its relevant grades, descending."""
-        one = cls(np.array([grades if len(grades) else (0,)], dtype=np.float64),
+        rank = [i for i, g in enumerate(grades) if g >= 1]
+        one = cls(np.zeros(len(rank), dtype=np.int64), np.array(rank, dtype=np.int64),
+                  np.array([grades[i] for i in rank], dtype=np.float64), len(grades),
                   np.array([ideal if len(ideal) else (0,)], dtype=np.float64),
                   np.array([len(ideal)], dtype=np.float64))
         one.num_rel_or_one = np.array([[len(ideal) or 1]], dtype=np.float64)
         return one
 
-    @_cached
-    def relevant(self) -> np.ndarray:
-        """(q, depth) bool: the document at this rank is relevant (grade >= 1)."""
-        return self.grades >= 1
-
-    @_cached
-    def found(self) -> np.ndarray:
-        """(q, depth) |rel ∩ top-i|: relevant documents among the top i."""
-        return self.relevant.cumsum(axis=1)
-
-    @_cached
-    def first_or_one(self) -> np.ndarray:
-        """(q, 1) rank of the first relevant document, 1 when none is ranked."""
-        return self.relevant.argmax(axis=1, keepdims=True) + 1
-
-    @property
-    def first(self) -> np.ndarray:
-        """(q,) rank of the first relevant document, 0 when none is ranked."""
-        return np.where(self.found[:, -1] > 0, self.first_or_one[:, 0], 0)
-
-    @_cached
-    def num_rel_or_one(self) -> np.ndarray:
-        """(q, 1) |rel|, 1 for a query without relevant documents."""
-        return np.where(self.num_rel > 0, self.num_rel, 1.0)[:, None]
-
-    @_cached
-    def dcg(self) -> np.ndarray:
-        """(q, depth) DCG of the top i: sum_{j<=i} gain_j / log2(j + 1), gain = grade if
-        relevant else 0."""
-        gains = np.where(self.relevant, self.grades, 0.0)  # not -0.0 for a grade < 0
-        return (gains / _log2_ranks(gains.shape[1])).cumsum(axis=1)
-
-    @_cached
-    def idcg_or_one(self) -> np.ndarray:
-        """(q, width) ideal DCG of the top i (the DCG of the relevant grades, descending);
-        1 for a query without relevant documents (its DCG is 0, and so its nDCG)."""
-        idcg = (self.ideal / _log2_ranks(self.ideal.shape[1])).cumsum(axis=1)
-        idcg[idcg == 0] = 1.0  # 0 only without relevant documents: a grade is >= 1
-        return idcg
-
-    @_cached
-    def precision_sum(self) -> np.ndarray:
-        """(q, depth) sum over the relevant ranks j <= i of P@j = |rel ∩ top-j| / j."""
-        return (self.relevant * self.found / _ranks(self.grades.shape[1])).cumsum(axis=1)
-
-    def at(self, prefix: np.ndarray, cutoffs: Cutoffs) -> np.ndarray:
-        """(q, len(cutoffs)) the prefix statistic over the top k (k None: the whole row)."""
-        return prefix[:, _columns(prefix.shape[1], tuple(cutoffs))]
+    def _sum_below(self, cutoffs: Cutoffs, weights: np.ndarray | None) -> np.ndarray:
+        """(q, len(cutoffs)) per query the sum of ``weights`` (None: the count) over the hits
+        ranked within the top k (k None: all), added in rank order."""
+        out = np.empty((self.queries, len(cutoffs)),
+                       dtype=np.int64 if weights is None else np.float64)
+        for j, k in enumerate(cutoffs):
+            if k is None or k >= self.width:
+                query, w = self.hit_query, weights
+            else:
+                inside = self.hit_rank < k
+                query, w = self.hit_query[inside], None if weights is None else weights[inside]
+            out[:, j] = np.bincount(query, w, minlength=self.queries)
+        return out
 
     def found_at(self, cutoffs: Cutoffs) -> np.ndarray:
         """(q, len(cutoffs)) |rel ∩ top-k| (kept: most kernels start from it)."""
         key = tuple(cutoffs)
         found = self._found_at.get(key)
         if found is None:
-            found = self._found_at[key] = self.at(self.found, key)
+            found = self._found_at[key] = self._sum_below(key, None)
         return found
+
+    @_cached
+    def _first_hit(self) -> np.ndarray:
+        """Index of each query's first hit (meaningful where the query has a hit)."""
+        sizes = np.bincount(self.hit_query, minlength=self.queries)
+        return np.cumsum(sizes) - sizes
+
+    @_cached
+    def first_or_one(self) -> np.ndarray:
+        """(q, 1) rank (from 1) of the first relevant document, 1 when none is ranked."""
+        first = np.ones((self.queries, 1), dtype=np.int64)
+        has = np.bincount(self.hit_query, minlength=self.queries) > 0
+        first[has, 0] = self.hit_rank[self._first_hit[has]] + 1
+        return first
+
+    @property
+    def first(self) -> np.ndarray:
+        """(q,) rank of the first relevant document, 0 when none is ranked."""
+        return np.where(self.found_at([None])[:, 0] > 0, self.first_or_one[:, 0], 0)
+
+    @_cached
+    def num_rel_or_one(self) -> np.ndarray:
+        """(q, 1) |rel|, 1 for a query without relevant documents."""
+        return np.where(self.num_rel > 0, self.num_rel, 1.0)[:, None]
+
+    def dcg_at(self, cutoffs: Cutoffs) -> np.ndarray:
+        """(q, len(cutoffs)) DCG of the top k: sum of grade / log2(rank + 1) over the
+        relevant ranks <= k."""
+        return self._sum_below(cutoffs, self._gains)
+
+    @_cached
+    def _gains(self) -> np.ndarray:
+        return self.hit_grade / _log2_ranks(self.width)[self.hit_rank]
+
+    def idcg_at(self, cutoffs: Cutoffs) -> np.ndarray:
+        """(q, len(cutoffs)) ideal DCG of the top k (the DCG of the relevant grades,
+        descending); 1 for a query without relevant documents (its DCG is 0, and so its
+        nDCG)."""
+        return self._idcg_or_one[:, _columns(self._idcg_or_one.shape[1], tuple(cutoffs))]
+
+    @_cached
+    def _idcg_or_one(self) -> np.ndarray:
+        idcg = (self.ideal / _log2_ranks(self.ideal.shape[1])).cumsum(axis=1)
+        idcg[idcg == 0] = 1.0  # 0 only without relevant documents: a grade is >= 1
+        return idcg
+
+    def precision_sum_at(self, cutoffs: Cutoffs) -> np.ndarray:
+        """(q, len(cutoffs)) sum over the relevant ranks j <= k of P@j = |rel ∩ top-j| / j."""
+        return self._sum_below(cutoffs, self._precisions)
+
+    @_cached
+    def _precisions(self) -> np.ndarray:
+        """P@j at each hit's rank j: the hit's place among its query's hits over j."""
+        found = np.arange(1, len(self.hit_query) + 1) - self._first_hit[self.hit_query]
+        return found / _ranks(self.width)[self.hit_rank]
+
+    def found_in_top_r(self) -> np.ndarray:
+        """(q,) |rel ∩ top-R|, R = |rel| (at least 1, at most the depth of the rankings)."""
+        limit = np.clip(self.num_rel.astype(np.int64), 1, self.width)
+        inside = self.hit_rank < limit[self.hit_query]
+        return np.bincount(self.hit_query[inside], minlength=self.queries)
 
 
 _TABLE_SIZE = 64
@@ -170,7 +212,7 @@ def _cutoff_values(cutoffs: tuple[int, ...]) -> np.ndarray:
     return np.array(cutoffs, dtype=np.float64)
 
 
-def _pad(flat: Sequence[float], lengths: Sequence[int]) -> np.ndarray:
+def _pad(flat: Sequence[float] | np.ndarray, lengths: Sequence[int] | np.ndarray) -> np.ndarray:
     """Lay out concatenated rows of the given lengths as a zero-padded float matrix with at
     least one column, so kernels never reduce over an empty axis."""
     counts = np.asarray(lengths, dtype=np.int64)
@@ -206,15 +248,13 @@ def mrr(r: Relevance, cutoffs: Cutoffs) -> np.ndarray:
 
 
 def ndcg(r: Relevance, cutoffs: Cutoffs) -> np.ndarray:
-    return r.at(r.dcg, cutoffs) / r.at(r.idcg_or_one, cutoffs)
+    return r.dcg_at(cutoffs) / r.idcg_at(cutoffs)
 
 
 def average_precision(r: Relevance, cutoffs: Cutoffs) -> np.ndarray:
-    return r.at(r.precision_sum, cutoffs) / r.num_rel_or_one
+    return r.precision_sum_at(cutoffs) / r.num_rel_or_one
 
 
 def r_precision(r: Relevance, cutoffs: Cutoffs) -> np.ndarray:
-    depth = r.grades.shape[1]
-    last = np.clip(r.num_rel.astype(np.int64), 1, depth) - 1  # last rank of the top R
-    found = r.found[np.arange(len(last)), last][:, None] / r.num_rel_or_one
+    found = r.found_in_top_r()[:, None] / r.num_rel_or_one
     return np.repeat(found, len(cutoffs), axis=1)

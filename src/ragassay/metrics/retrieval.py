@@ -170,7 +170,7 @@ def _scores(grades: tuple[int, ...], ideal: tuple[int, ...], ks: tuple[int, ...]
         row[keys[_HIT]] = int(values[_HIT])
     for key, kernel in _UNCUT:
         row[key] = kernel(judged, [None]).item()
-    row["rank"] = int(judged.first_or_one[0, 0]) if judged.found[0, -1] else 0
+    row["rank"] = int(judged.first[0])
     row["num_gold"] = len(ideal)
     row["num_retrieved"] = len(grades)
     return row
