@@ -2,8 +2,9 @@
 processes of this machine (``process``), or on a Ray cluster (``ray``).
 
 One interface, :meth:`Executor.map`: ``fn(shared, chunk)`` over consecutive chunks of
-``items``, results in input order. ``fn`` is a module-level function (or a
-``functools.partial`` of one) so that it pickles by name; ``shared`` is what every unit reads
+``items``, results in input order (:meth:`Executor.map_chunks`: one result per chunk).
+``fn`` is a module-level function (or a ``functools.partial`` of one) so that it pickles by
+name; ``shared`` is what every unit reads
 (the config and the loaded inputs) and is sent to each worker once, not with every unit:
 a worker keeps the last :data:`KEPT_SHARED` shared objects it received, by key.
 
@@ -19,13 +20,15 @@ down at the end. A Ray session already started in this process is used as it is.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import pickle
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -34,6 +37,7 @@ from .atomic import write_bytes
 T = TypeVar("T")
 R = TypeVar("R")
 S = TypeVar("S")
+U = TypeVar("U")
 
 ExecutorKind = Literal["local", "process", "ray"]
 KINDS: tuple[str, ...] = ("local", "process", "ray")
@@ -72,10 +76,17 @@ _kept: dict[str, Any] = {}  # in a worker: the shared objects received, by key
 
 
 def _shared_object(key: str, load: Callable[[], Any]) -> Any:
+    """The shared object of ``key``, loaded on first use. A worker only reads it, so it is
+    frozen out of the cyclic garbage collector: otherwise every full collection walks its
+    millions of objects again, and the results a unit builds trigger many (it made a unit
+    several times slower). An object let go is unfrozen first, so that its cycles can go."""
     if key not in _kept:
         while len(_kept) >= KEPT_SHARED:
             _kept.pop(next(iter(_kept)))
+            gc.unfreeze()
         _kept[key] = load()
+        gc.collect()
+        gc.freeze()
     return _kept[key]
 
 
@@ -85,10 +96,17 @@ _THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS
 
 
 def _one_thread() -> None:
-    """The worker process's start: one BLAS thread (unless the user set the variables);
-    read by numpy's BLAS when it loads, which is after this."""
+    """The worker process's start: one BLAS thread, unless the user set the variables. The
+    variables reach a BLAS loaded later; one already loaded is limited through
+    threadpoolctl (forkserver and spawn import the program's ``__main__`` before this, and
+    with it numpy, whose BLAS then started a thread per core)."""
+    if any(name in os.environ for name in _THREAD_VARIABLES):
+        return
     for name in _THREAD_VARIABLES:
-        os.environ.setdefault(name, "1")
+        os.environ[name] = "1"
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1)
 
 
 def _read_pickle(path: str) -> Any:
@@ -96,8 +114,8 @@ def _read_pickle(path: str) -> Any:
         return pickle.load(fh)
 
 
-def _process_unit(key: str, path: str, fn: Callable[[Any, list[Any]], list[Any]],
-                  chunk: list[Any]) -> list[Any]:
+def _process_unit(key: str, path: str, fn: Callable[[Any, list[Any]], Any],
+                  chunk: list[Any]) -> Any:
     """A chunk in a worker process; the shared object is read from its file once."""
     return fn(_shared_object(key, lambda: _read_pickle(path)), chunk)
 
@@ -105,8 +123,11 @@ def _process_unit(key: str, path: str, fn: Callable[[Any, list[Any]], list[Any]]
 class _RayWorker:
     """A Ray actor: one worker process that keeps the shared objects it was sent."""
 
-    def run(self, key: str, box: list[Any], fn: Callable[[Any, list[Any]], list[Any]],
-            chunk: list[Any]) -> list[Any]:
+    def __init__(self) -> None:
+        _one_thread()  # Ray gives a one-CPU actor one thread, unless told otherwise: the same
+
+    def run(self, key: str, box: list[Any], fn: Callable[[Any, list[Any]], Any],
+            chunk: list[Any]) -> Any:
         import ray
 
         # ``box`` holds the object reference unresolved: fetched only on the first use
@@ -116,6 +137,22 @@ class _RayWorker:
 # --- the executors --------------------------------------------------------------------
 
 
+@contextmanager
+def _collector_paused(pause: bool) -> Iterator[None]:
+    """The cyclic garbage collector off for the block when ``pause`` (and it was on). While
+    a map runs on workers this process only unpickles results, objects without cycles that
+    reference counting frees; each full collection would walk every object of the loaded
+    inputs again, for no garbage (it doubled the cost of receiving the results)."""
+    if not pause or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 class _Failed:
     """A chunk whose unit raised ``error``."""
 
@@ -123,11 +160,12 @@ class _Failed:
         self.error = error
 
 
-
 class Executor:
     """Runs ``fn(shared, chunk)`` over chunks of items; :class:`LocalExecutor` in process."""
 
     kind: str = "local"
+    # Whether the units run elsewhere and this process only receives their results
+    receives: bool = False
 
     def __init__(self, workers: int = 1) -> None:
         if workers < 1:
@@ -149,29 +187,40 @@ class Executor:
         """``fn(shared, chunk)`` for consecutive chunks of ``items`` (``chunk_size`` each; by
         default about four chunks per worker), or for the given ``chunks`` (which must be
         ``items`` split in order); the results concatenated in input order. ``fn`` returns one
-        result per item. ``done(n)`` is called in this process as each chunk of n items ends
-        (for progress). When units raise, the exception of the first failing chunk in input
-        order is raised, once every chunk has ended: the same error on every executor."""
+        result per item. ``done`` and errors: as :meth:`map_chunks`."""
         if not items:
             return []
         if chunks is None:
             size = chunk_size or max(1, -(-len(items) // (4 * self.workers)))
             chunks = chunked(items, size)
-        results: list[list[R] | None] = [None] * len(chunks)
-        failed: dict[int, BaseException] = {}
-        for i, out in self._run(fn, chunks, shared):
-            if isinstance(out, _Failed):
-                failed[i] = out.error
-                continue
-            if len(out) != len(chunks[i]):
-                raise RuntimeError(f"{fn!r} returned {len(out)} results for {len(chunks[i])} "
+        parts = self.map_chunks(fn, chunks, shared, done=done)
+        for part, chunk in zip(parts, chunks, strict=True):
+            if len(part) != len(chunk):
+                raise RuntimeError(f"{fn!r} returned {len(part)} results for {len(chunk)} "
                                    "items")
-            results[i] = out
-            if done is not None:
-                done(len(out))
+        return [r for part in parts for r in part]
+
+    def map_chunks(self, fn: Callable[[S, list[T]], U], chunks: Sequence[list[T]], shared: S,
+                   *, done: Callable[[int], None] | None = None) -> list[U]:
+        """``fn(shared, chunk)`` for each chunk, what each returned in the chunks' order (for
+        a unit whose result is one object for its chunk, such as an array with a row per
+        item: one object travels back, not one per item). ``done(n)`` is called in this
+        process as each chunk of n items ends (for progress). When units raise, the
+        exception of the first failing chunk in order is raised, once every chunk has ended:
+        the same error on every executor."""
+        results: dict[int, U] = {}
+        failed: dict[int, BaseException] = {}
+        with _collector_paused(self.receives):
+            for i, out in self._run(fn, list(chunks), shared):
+                if isinstance(out, _Failed):
+                    failed[i] = out.error
+                    continue
+                results[i] = out
+                if done is not None:
+                    done(len(chunks[i]))
         if failed:
             raise failed[min(failed)]
-        return [r for part in results for r in part]  # type: ignore[union-attr]
+        return [results[i] for i in range(len(chunks))]
 
     def _key(self, shared: Any) -> tuple[str, bool]:
         """The key of ``shared`` and whether it is new to this executor. The object is kept
@@ -183,7 +232,7 @@ class Executor:
         self._keys[id(shared)] = (shared, key)
         return key, True
 
-    def _run(self, fn: Callable[[Any, list[Any]], list[Any]], chunks: list[list[Any]],
+    def _run(self, fn: Callable[[Any, list[Any]], Any], chunks: list[list[Any]],
              shared: Any) -> Any:
         """``(chunk index, its results or a _Failed)`` for every chunk, in any order."""
         for i, chunk in enumerate(chunks):
@@ -220,6 +269,7 @@ class ProcessExecutor(Executor):
     folder, and each worker reads it once."""
 
     kind = "process"
+    receives = True
 
     def __init__(self, workers: int) -> None:
         import multiprocessing
@@ -233,14 +283,14 @@ class ProcessExecutor(Executor):
         self._dir = Path(tempfile.mkdtemp(prefix="ragassay-shared-"))
         self._paths: dict[str, str] = {}
 
-    def _run(self, fn: Callable[[Any, list[Any]], list[Any]], chunks: list[list[Any]],
+    def _run(self, fn: Callable[[Any, list[Any]], Any], chunks: list[list[Any]],
              shared: Any) -> Any:
         key, new = self._key(shared)
         if new:
             path = self._dir / f"{key}.pickle"
             write_bytes(path, pickle.dumps(shared, protocol=pickle.HIGHEST_PROTOCOL))
             self._paths[key] = str(path)
-        futures: dict[Future[list[Any]], int] = {
+        futures: dict[Future[Any], int] = {
             self._pool.submit(_process_unit, key, self._paths[key], fn, chunk): i
             for i, chunk in enumerate(chunks)}
         pending = set(futures)
@@ -285,6 +335,7 @@ class RayExecutor(Executor):
     fetched once by each actor."""
 
     kind = "ray"
+    receives = True
 
     def __init__(self, workers: int, address: str | None = None) -> None:
         super().__init__(workers)
@@ -308,7 +359,7 @@ class RayExecutor(Executor):
         self._actors = [actor.remote() for _ in range(workers)]
         self._refs: dict[str, Any] = {}
 
-    def _run(self, fn: Callable[[Any, list[Any]], list[Any]], chunks: list[list[Any]],
+    def _run(self, fn: Callable[[Any, list[Any]], Any], chunks: list[list[Any]],
              shared: Any) -> Any:
         import ray
 
