@@ -21,6 +21,7 @@ down at the end. A Ray session already started in this process is used as it is.
 from __future__ import annotations
 
 import gc
+import io
 import logging
 import os
 import pickle
@@ -29,8 +30,13 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal, TypeVar
+
+import numpy as np
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
 
 from .atomic import write_bytes
 
@@ -114,10 +120,77 @@ def _read_pickle(path: str) -> Any:
         return pickle.load(fh)
 
 
+# --- how units and results travel ------------------------------------------------------
+#
+# A unit's chunk goes to a worker, and its results come back, as bytes pickled here (its
+# function as the executor sends it: Ray's cloudpickle may send one by value). The
+# questions, predictions and results are pydantic models by the thousand, which pydantic
+# pickles one by one through Python-level ``__getstate__``/``__setstate__`` calls (and Ray's
+# cloudpickle through a per-object hook of its own): sending and receiving cost the driver
+# about a third of the units' own work. :class:`_Pickler` reduces such a model to its four
+# attributes directly (what those two methods save and restore, nothing else).
+
+
+def _model(cls: type[BaseModel], fields: dict[str, Any], fields_set: set[str],
+           extra: dict[str, Any] | None, private: dict[str, Any] | None) -> BaseModel:
+    """A pydantic model rebuilt as ``BaseModel.__setstate__`` does, without validation."""
+    model = object.__new__(cls)
+    object.__setattr__(model, "__pydantic_fields_set__", fields_set)
+    object.__setattr__(model, "__pydantic_extra__", extra)
+    object.__setattr__(model, "__pydantic_private__", private)
+    object.__setattr__(model, "__dict__", fields)
+    return model
+
+
+_plain_models: dict[type, bool] = {}  # model class → pickled by its four attributes
+
+
+def _is_plain_model(cls: type) -> bool:
+    """A pydantic model class that pickles through BaseModel's own state methods (one that
+    defines its own pickling keeps it)."""
+    plain = _plain_models.get(cls)
+    if plain is None:
+        plain = (issubclass(cls, BaseModel)
+                 and getattr(cls, "__getstate__", None) is BaseModel.__getstate__
+                 and getattr(cls, "__setstate__", None) is BaseModel.__setstate__
+                 and getattr(cls, "__reduce_ex__", None) is object.__reduce_ex__
+                 and getattr(cls, "__reduce__", None) is object.__reduce__)
+        _plain_models[cls] = plain
+    return plain
+
+
+class _Pickler(pickle.Pickler):
+    def reducer_override(self, obj: Any) -> Any:
+        if _is_plain_model(type(obj)):
+            private = obj.__pydantic_private__
+            if private:  # as BaseModel.__getstate__: unset private attributes left out
+                private = {k: v for k, v in private.items() if v is not PydanticUndefined}
+            return _model, (type(obj), obj.__dict__, obj.__pydantic_fields_set__,
+                            obj.__pydantic_extra__, private)
+        return NotImplemented
+
+
+def _dumps(obj: Any) -> bytes:
+    buffer = io.BytesIO()
+    _Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(obj)
+    return buffer.getvalue()
+
+
+def _encode(result: Any) -> Any:
+    """A unit's result as it travels back: an array as it is (numpy pickles its buffer whole,
+    and Ray's object store hands it over without a copy), anything else :func:`_dumps`."""
+    return result if isinstance(result, np.ndarray) else _dumps(result)
+
+
+def _decode(sent: Any) -> Any:
+    return pickle.loads(sent) if isinstance(sent, bytes) else sent
+
+
 def _process_unit(key: str, path: str, fn: Callable[[Any, list[Any]], Any],
-                  chunk: list[Any]) -> Any:
-    """A chunk in a worker process; the shared object is read from its file once."""
-    return fn(_shared_object(key, lambda: _read_pickle(path)), chunk)
+                  chunk: bytes) -> Any:
+    """A chunk (:func:`_dumps`) in a worker process; the shared object is read from its
+    file once."""
+    return _encode(fn(_shared_object(key, lambda: _read_pickle(path)), pickle.loads(chunk)))
 
 
 class _RayWorker:
@@ -127,14 +200,46 @@ class _RayWorker:
         _one_thread()  # Ray gives a one-CPU actor one thread, unless told otherwise: the same
 
     def run(self, key: str, box: list[Any], fn: Callable[[Any, list[Any]], Any],
-            chunk: list[Any]) -> Any:
+            chunk: bytes) -> Any:
         import ray
 
         # ``box`` holds the object reference unresolved: fetched only on the first use
-        return fn(_shared_object(key, lambda: ray.get(box[0])), chunk)
+        return _encode(fn(_shared_object(key, lambda: ray.get(box[0])), pickle.loads(chunk)))
 
 
 # --- the executors --------------------------------------------------------------------
+
+
+def _check_rows(rows: Any, shape: tuple[int, ...], dtype: np.dtype) -> None:
+    if not isinstance(rows, np.ndarray) or rows.shape != shape or rows.dtype != dtype:
+        got = (f"shape {rows.shape}, {rows.dtype}" if isinstance(rows, np.ndarray)
+               else type(rows).__name__)
+        raise ValueError(f"a unit returned {got} for {shape[0]} items; expected shape "
+                         f"{shape}, {dtype}")
+
+
+def _rows_unit(fn: Callable[[Any, list[Any]], np.ndarray], path: str, shape: tuple[int, ...],
+               dtype: str, shared: Any, chunk: list[tuple[int, Any]]) -> list[None]:
+    """A chunk of ``(row, item)`` pairs on a worker process: ``fn``'s rows for the items
+    written in place into the array file at ``path`` (shared with the driver), from the
+    chunk's first row on."""
+    rows = fn(shared, [item for _, item in chunk])
+    _check_rows(rows, (len(chunk), *shape[1:]), np.dtype(dtype))
+    out = np.memmap(path, dtype=dtype, mode="r+", shape=shape)
+    out[chunk[0][0] : chunk[0][0] + len(chunk)] = rows
+    del out  # unmapped: the rows are in the file's pages, which the driver maps too
+    return [None] * len(chunk)
+
+
+def _rows_folder(size: int, fallback: Path) -> Path:
+    """Where an array shared with the workers lives: /dev/shm (memory, never written to a
+    disk) when it has room for it twice over, else the executor's temporary folder."""
+    shm = Path("/dev/shm")
+    try:
+        stat = os.statvfs(shm)
+    except OSError:  # not on every OS
+        return fallback
+    return shm if stat.f_bavail * stat.f_frsize > 2 * size else fallback
 
 
 @contextmanager
@@ -222,6 +327,21 @@ class Executor:
             raise failed[min(failed)]
         return [results[i] for i in range(len(chunks))]
 
+    def map_rows(self, fn: Callable[[S, list[T]], np.ndarray], chunks: Sequence[list[T]],
+                 shared: S, *, row_shape: tuple[int, ...], dtype: Any,
+                 done: Callable[[int], None] | None = None) -> np.ndarray:
+        """:meth:`map_chunks` for a unit that returns an array of ``dtype`` with a row of
+        ``row_shape`` per item (embeddings): the rows of every chunk in one array, in order.
+        A unit whose array has another shape or dtype raises ``ValueError``."""
+        out = np.empty((sum(map(len, chunks)), *row_shape), dtype=dtype)
+        start = 0
+        for chunk, rows in zip(chunks, self.map_chunks(fn, chunks, shared, done=done),
+                               strict=True):
+            _check_rows(rows, (len(chunk), *row_shape), out.dtype)
+            out[start : start + len(chunk)] = rows
+            start += len(chunk)
+        return out
+
     def _key(self, shared: Any) -> tuple[str, bool]:
         """The key of ``shared`` and whether it is new to this executor. The object is kept
         referenced so that its ``id`` is not reused by another one."""
@@ -291,7 +411,7 @@ class ProcessExecutor(Executor):
             write_bytes(path, pickle.dumps(shared, protocol=pickle.HIGHEST_PROTOCOL))
             self._paths[key] = str(path)
         futures: dict[Future[Any], int] = {
-            self._pool.submit(_process_unit, key, self._paths[key], fn, chunk): i
+            self._pool.submit(_process_unit, key, self._paths[key], fn, _dumps(chunk)): i
             for i, chunk in enumerate(chunks)}
         pending = set(futures)
         try:
@@ -299,10 +419,40 @@ class ProcessExecutor(Executor):
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for f in sorted(finished, key=futures.__getitem__):
                     error = f.exception()
-                    yield futures[f], f.result() if error is None else _Failed(error)
+                    yield futures[f], (_decode(f.result()) if error is None
+                                      else _Failed(error))
         finally:
             for f in pending:
                 f.cancel()
+
+    def map_rows(self, fn: Callable[[S, list[T]], np.ndarray], chunks: Sequence[list[T]],
+                 shared: S, *, row_shape: tuple[int, ...], dtype: Any,
+                 done: Callable[[int], None] | None = None) -> np.ndarray:
+        """As :meth:`Executor.map_rows`, the workers writing their rows in place into one
+        array file mapped by this process too: no row travels back through a pipe (which
+        cost this process as much as the workers' embedding of the rows)."""
+        n = sum(map(len, chunks))
+        shape = (n, *row_shape)
+        dtype = np.dtype(dtype)
+        size = int(np.prod(shape)) * dtype.itemsize
+        if size == 0:
+            return super().map_rows(fn, chunks, shared, row_shape=row_shape, dtype=dtype,
+                                    done=done)
+        fd, name = tempfile.mkstemp(prefix="ragassay-rows-", suffix=".array",
+                                    dir=_rows_folder(size, self._dir))
+        try:
+            os.ftruncate(fd, size)
+            numbered, start = [], 0
+            for chunk in chunks:
+                numbered.append(list(zip(range(start, start + len(chunk)), chunk, strict=True)))
+                start += len(chunk)
+            self.map_chunks(partial(_rows_unit, fn, name, shape, dtype.str), numbered, shared,
+                            done=done)
+            # the mapping outlives the file's name: the array is this process's alone now
+            return np.asarray(np.memmap(name, dtype=dtype, mode="r+", shape=shape))
+        finally:
+            os.close(fd)
+            os.unlink(name)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
@@ -374,14 +524,15 @@ class RayExecutor(Executor):
             while todo and free:
                 i, chunk = todo.pop()
                 actor = free.pop()
-                task = getattr(actor, "run").remote(key, box, fn, chunk)  # noqa: B009
+                task = getattr(actor, "run").remote(key, box, fn,  # noqa: B009
+                                                    _dumps(chunk))
                 running[task] = (i, actor)
             finished, _ = ray.wait(list(running), num_returns=1)
             for ref in finished:
                 i, actor = running.pop(ref)
                 free.append(actor)
                 try:
-                    out = _unwrap(ray, ref)
+                    out = _decode(_unwrap(ray, ref))
                 except Exception as exc:  # map raises the first in input order
                     out = _Failed(exc)
                 yield i, out

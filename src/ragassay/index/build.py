@@ -185,15 +185,9 @@ def embed_on(executor: Executor, spec: EmbedderSpec, texts: Sequence[str], *,
     other texts of its batch)."""
     from .. import progress as stages
 
-    dimension = spec.embedder().dimension
-    out = np.zeros((len(texts), dimension), dtype=np.float32)
     with stages.bar(f"embedding ({spec.embedder().model})", len(texts),
                     enabled=True if progress else None) as bar:
-        batches = chunked(texts, batch_size)
-        arrays = executor.map_chunks(partial(_embed_unit, batch_size=batch_size), batches,
-                                     spec, done=bar.advance)
-    start = 0
-    for array in arrays:  # each batch's rows written in place: no list of rows, no stack
-        out[start : start + len(array)] = array
-        start += len(array)
-    return out
+        return executor.map_rows(partial(_embed_unit, batch_size=batch_size),
+                                 chunked(texts, batch_size), spec,
+                                 row_shape=(spec.embedder().dimension,), dtype=np.float32,
+                                 done=bar.advance)
