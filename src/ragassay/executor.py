@@ -296,14 +296,22 @@ class Executor:
         if not items:
             return []
         if chunks is None:
-            size = chunk_size or max(1, -(-len(items) // (4 * self.workers)))
-            chunks = chunked(items, size)
+            chunks = chunked(items, chunk_size or self.unit_size(len(items)))
         parts = self.map_chunks(fn, chunks, shared, done=done)
         for part, chunk in zip(parts, chunks, strict=True):
             if len(part) != len(chunk):
                 raise RuntimeError(f"{fn!r} returned {len(part)} results for {len(chunk)} "
                                    "items")
         return [r for part in parts for r in part]
+
+    def unit_size(self, n: int, *, multiple: int = 1, most: int | None = None) -> int:
+        """Items per unit for ``n`` items: about four units per worker (few round trips to
+        the workers, each costing this process, and still more units for a worker that ends
+        early), rounded up to a multiple of ``multiple`` (a unit of whole batches), at most
+        ``most`` (a multiple of ``multiple``) when given."""
+        size = max(1, -(-n // (4 * self.workers)))
+        size = -(-size // multiple) * multiple
+        return min(size, most) if most is not None else size
 
     def map_chunks(self, fn: Callable[[S, list[T]], U], chunks: Sequence[list[T]], shared: S,
                    *, done: Callable[[int], None] | None = None) -> list[U]:

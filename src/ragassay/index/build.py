@@ -173,7 +173,7 @@ class EmbedderSpec:
 
 
 def _embed_unit(spec: EmbedderSpec, batch: list[str], *, batch_size: int) -> np.ndarray:
-    # one batch of the local build's size: the same vectors, row for row; one array back
+    # whole batches of the local build's size: the same vectors, row for row; one array back
     # (a list of row arrays costs more to pickle and stack than the hashing takes)
     return embed_chunks(spec.embedder(), batch, batch_size=batch_size)
 
@@ -187,7 +187,8 @@ def embed_on(executor: Executor, spec: EmbedderSpec, texts: Sequence[str], *,
 
     with stages.bar(f"embedding ({spec.embedder().model})", len(texts),
                     enabled=True if progress else None) as bar:
+        size = executor.unit_size(len(texts), multiple=batch_size, most=16 * batch_size)
         return executor.map_rows(partial(_embed_unit, batch_size=batch_size),
-                                 chunked(texts, batch_size), spec,
+                                 chunked(texts, size), spec,
                                  row_shape=(spec.embedder().dimension,), dtype=np.float32,
                                  done=bar.advance)
