@@ -235,10 +235,15 @@ def _chunk_sizes(shared: object, chunk: list[int]) -> list[int]:
 
 
 @pytest.mark.parametrize("kind", ["local", "process"])
-def test_rows_of_every_chunk_in_one_array(kind: str) -> None:
+def test_rows_of_every_chunk_in_one_array(kind: str, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """map_rows: each chunk's rows in order in one array (on worker processes, written in
-    place by the workers into a file this process maps), the same on every executor; a unit
-    returning the wrong shape is an error; map_chunks gives one result per chunk."""
+    place by the workers into a file this process maps, which is gone afterwards), the same
+    on every executor; a unit returning the wrong shape is an error; map_chunks gives one
+    result per chunk."""
+    import ragassay.executor
+
+    monkeypatch.setattr(ragassay.executor, "_rows_folder", lambda size, fallback: tmp_path)
     chunks = [[1, 2, 3], [4], [5, 6]]
     with open_executor(kind, 2) as ex:
         out = ex.map_rows(_rows, chunks, 2, row_shape=(3,), dtype=np.float32)
@@ -249,13 +254,8 @@ def test_rows_of_every_chunk_in_one_array(kind: str) -> None:
                                               r"expected shape \(3, 4\)"):
             ex.map_rows(_rows, chunks, 2, row_shape=(4,), dtype=np.float32)
         assert ex.map_chunks(_chunk_sizes, chunks, None) == [[3], [1], [2]]
-    assert not list(Path(tempfile_dir()).glob("ragassay-rows-*"))  # no array file left
-
-
-def tempfile_dir() -> str:
-    import tempfile
-
-    return tempfile.gettempdir()
+    assert list(tmp_path.iterdir()) == []
+    assert out.sum() == 2 * 21  # still readable with its file gone
 
 
 class _Tagged(BaseModel):
