@@ -131,14 +131,18 @@ def _read_pickle(path: str) -> Any:
 # attributes directly (what those two methods save and restore, nothing else).
 
 
+_new = object.__new__
+_set = object.__setattr__  # past the model's own __setattr__, as pydantic's __setstate__
+
+
 def _model(cls: type[BaseModel], fields: dict[str, Any], fields_set: set[str],
            extra: dict[str, Any] | None, private: dict[str, Any] | None) -> BaseModel:
     """A pydantic model rebuilt as ``BaseModel.__setstate__`` does, without validation."""
-    model = object.__new__(cls)
-    object.__setattr__(model, "__pydantic_fields_set__", fields_set)
-    object.__setattr__(model, "__pydantic_extra__", extra)
-    object.__setattr__(model, "__pydantic_private__", private)
-    object.__setattr__(model, "__dict__", fields)
+    model = _new(cls)
+    _set(model, "__pydantic_fields_set__", fields_set)
+    _set(model, "__pydantic_extra__", extra)
+    _set(model, "__pydantic_private__", private)
+    _set(model, "__dict__", fields)
     return model
 
 
