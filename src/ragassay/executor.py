@@ -4,9 +4,9 @@ processes of this machine (``process``), or on a Ray cluster (``ray``).
 One interface, :meth:`Executor.map`: ``fn(shared, chunk)`` over consecutive chunks of
 ``items``, results in input order (:meth:`Executor.map_chunks`: one result per chunk).
 ``fn`` is a module-level function (or a ``functools.partial`` of one) so that it pickles by
-name; ``shared`` is what every unit reads
-(the config and the loaded inputs) and is sent to each worker once, not with every unit:
-a worker keeps the last :data:`KEPT_SHARED` shared objects it received, by key.
+name; ``shared`` is what every unit reads (the config and the loaded inputs) and is sent to
+each worker once, not with every unit: a worker keeps the last :data:`KEPT_SHARED` shared
+objects it received, by key.
 
 A unit's result never depends on the chunk it ran in or on the worker that ran it, so every
 executor and worker count gives the same results (the executor-equivalence test checks
@@ -420,7 +420,7 @@ class ProcessExecutor(Executor):
         key, new = self._key(shared)
         if new:
             path = self._dir / f"{key}.pickle"
-            write_bytes(path, pickle.dumps(shared, protocol=pickle.HIGHEST_PROTOCOL))
+            write_bytes(path, _dumps(shared))
             self._paths[key] = str(path)
         futures: dict[Future[Any], int] = {
             self._pool.submit(_process_unit, key, self._paths[key], fn, _dumps(chunk)): i
