@@ -234,16 +234,21 @@ def _chunk_sizes(shared: object, chunk: list[int]) -> list[int]:
     return [len(chunk)]
 
 
-@pytest.mark.parametrize("kind", ["local", "process"])
+@pytest.mark.parametrize("kind", ["local", "process", "ray"])
 def test_rows_of_every_chunk_in_one_array(kind: str, tmp_path: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """map_rows: each chunk's rows in order in one array (on worker processes, written in
-    place by the workers into a file this process maps, which is gone afterwards), the same
-    on every executor; a unit returning the wrong shape is an error; map_chunks gives one
-    result per chunk."""
+                                          monkeypatch: pytest.MonkeyPatch,
+                                          request: pytest.FixtureRequest) -> None:
+    """map_rows: each chunk's rows in order in one array (on worker processes and a local
+    Ray's actors, written in place by the workers into a file this process maps, which is
+    gone afterwards), the same on every executor; a unit returning the wrong shape is an
+    error; map_chunks gives one result per chunk."""
     import ragassay.executor
 
-    monkeypatch.setattr(ragassay.executor, "_rows_folder", lambda size, fallback: tmp_path)
+    _needs(kind, request)
+
+    files: list[int] = []  # the sizes of the array files made
+    monkeypatch.setattr(ragassay.executor, "_rows_folder",
+                        lambda size, fallback: files.append(size) or tmp_path)
     chunks = [[1, 2, 3], [4], [5, 6]]
     with open_executor(kind, 2) as ex:
         out = ex.map_rows(_rows, chunks, 2, row_shape=(3,), dtype=np.float32)
@@ -256,6 +261,7 @@ def test_rows_of_every_chunk_in_one_array(kind: str, tmp_path: Path,
         assert ex.map_chunks(_chunk_sizes, chunks, None) == [[3], [1], [2]]
     assert list(tmp_path.iterdir()) == []
     assert out.sum() == 2 * 21  # still readable with its file gone
+    assert files == ([] if kind == "local" else [6 * 3 * 4, 6 * 4 * 4])
 
 
 class _Tagged(BaseModel):

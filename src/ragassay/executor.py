@@ -394,6 +394,37 @@ class LocalExecutor(Executor):
     """Every unit in this process, one after the other."""
 
 
+def _rows_in_file(executor: Executor, fn: Callable[[S, list[T]], np.ndarray],
+                  chunks: Sequence[list[T]], shared: S, *, row_shape: tuple[int, ...],
+                  dtype: Any, done: Callable[[int], None] | None, fallback: Path
+                  ) -> np.ndarray:
+    """:meth:`Executor.map_rows` for workers on this machine: each unit writes its rows in
+    place into one array file (:func:`_rows_folder`) that this process maps, so no row
+    travels back (80 MB of embeddings through a pipe cost this process as much CPU as the
+    workers' embedding of them). The file's name is gone when this returns; the mapping
+    stays the array's."""
+    n = sum(map(len, chunks))
+    shape = (n, *row_shape)
+    dtype = np.dtype(dtype)
+    size = int(np.prod(shape)) * dtype.itemsize
+    if size == 0:
+        return np.empty(shape, dtype=dtype)
+    fd, name = tempfile.mkstemp(prefix="ragassay-rows-", suffix=".array",
+                                dir=_rows_folder(size, fallback))
+    try:
+        os.ftruncate(fd, size)
+        numbered, start = [], 0
+        for chunk in chunks:
+            numbered.append(list(zip(range(start, start + len(chunk)), chunk, strict=True)))
+            start += len(chunk)
+        executor.map_chunks(partial(_rows_unit, fn, name, shape, dtype.str), numbered, shared,
+                            done=done)
+        return np.asarray(np.memmap(name, dtype=dtype, mode="r+", shape=shape))
+    finally:
+        os.close(fd)
+        os.unlink(name)
+
+
 class ProcessExecutor(Executor):
     """``workers`` processes of this machine (``forkserver`` where the OS has it, else
     ``spawn``: no fork of a process holding threads), each with one BLAS thread (as Ray
@@ -441,30 +472,9 @@ class ProcessExecutor(Executor):
                  shared: S, *, row_shape: tuple[int, ...], dtype: Any,
                  done: Callable[[int], None] | None = None) -> np.ndarray:
         """As :meth:`Executor.map_rows`, the workers writing their rows in place into one
-        array file mapped by this process too: no row travels back through a pipe (which
-        cost this process as much as the workers' embedding of the rows)."""
-        n = sum(map(len, chunks))
-        shape = (n, *row_shape)
-        dtype = np.dtype(dtype)
-        size = int(np.prod(shape)) * dtype.itemsize
-        if size == 0:
-            return super().map_rows(fn, chunks, shared, row_shape=row_shape, dtype=dtype,
-                                    done=done)
-        fd, name = tempfile.mkstemp(prefix="ragassay-rows-", suffix=".array",
-                                    dir=_rows_folder(size, self._dir))
-        try:
-            os.ftruncate(fd, size)
-            numbered, start = [], 0
-            for chunk in chunks:
-                numbered.append(list(zip(range(start, start + len(chunk)), chunk, strict=True)))
-                start += len(chunk)
-            self.map_chunks(partial(_rows_unit, fn, name, shape, dtype.str), numbered, shared,
-                            done=done)
-            # the mapping outlives the file's name: the array is this process's alone now
-            return np.asarray(np.memmap(name, dtype=dtype, mode="r+", shape=shape))
-        finally:
-            os.close(fd)
-            os.unlink(name)
+        array file mapped by this process too (:func:`_rows_in_file`)."""
+        return _rows_in_file(self, fn, chunks, shared, row_shape=row_shape, dtype=dtype,
+                             done=done, fallback=self._dir)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
@@ -520,6 +530,20 @@ class RayExecutor(Executor):
         actor = ray.remote(num_cpus=1)(_RayWorker)
         self._actors = [actor.remote() for _ in range(workers)]
         self._refs: dict[str, Any] = {}
+        # every node on the loopback (a local Ray): the actors share this machine's files
+        self._here = all(node.get("NodeManagerAddress") == LOCALHOST
+                         for node in ray.nodes() if node.get("Alive"))
+
+    def map_rows(self, fn: Callable[[S, list[T]], np.ndarray], chunks: Sequence[list[T]],
+                 shared: S, *, row_shape: tuple[int, ...], dtype: Any,
+                 done: Callable[[int], None] | None = None) -> np.ndarray:
+        """As :meth:`Executor.map_rows`; on a local Ray the actors write their rows in place
+        into one array file mapped by this process too (:func:`_rows_in_file`)."""
+        if not self._here:
+            return super().map_rows(fn, chunks, shared, row_shape=row_shape, dtype=dtype,
+                                    done=done)
+        return _rows_in_file(self, fn, chunks, shared, row_shape=row_shape, dtype=dtype,
+                             done=done, fallback=Path(tempfile.gettempdir()))
 
     def _run(self, fn: Callable[[Any, list[Any]], Any], chunks: list[list[Any]],
              shared: Any) -> Any:
