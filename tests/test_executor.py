@@ -8,15 +8,18 @@ import importlib.util
 import ipaddress
 import json
 import os
+import pickle
 import re
 import sys
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from openai_server import FakeOpenAIServer
+from pydantic import BaseModel, PrivateAttr
 from synthetic import make_eval_set
 from test_llm_run import llm_config
 from typer.testing import CliRunner
@@ -211,6 +214,112 @@ def test_chunks_keep_the_order() -> None:
     assert split([1], 4) == [[1]]
     assert LocalExecutor().map(_offset, list(range(10)), {"offset": 5}, chunk_size=3) == \
         list(range(5, 15))
+
+
+def test_units_of_whole_batches_about_four_per_worker() -> None:
+    two = LocalExecutor(1)
+    two.workers = 2  # the sizes depend on the worker count only
+    assert two.unit_size(3000) == 375  # 8 units
+    assert two.unit_size(3000, most=256) == 256
+    assert two.unit_size(20000, multiple=256) == 2560  # 2500 rounded up to whole batches
+    assert two.unit_size(20000, multiple=256, most=1024) == 1024
+    assert two.unit_size(5) == 1 and two.unit_size(0) == 1
+
+
+def _rows(shared: int, chunk: list[int]) -> np.ndarray:
+    return np.array([[x, x * shared, -x] for x in chunk], dtype=np.float32)
+
+
+def _chunk_sizes(shared: object, chunk: list[int]) -> list[int]:
+    return [len(chunk)]
+
+
+@pytest.mark.parametrize("kind", ["local", "process", "ray"])
+def test_rows_of_every_chunk_in_one_array(kind: str, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch,
+                                          request: pytest.FixtureRequest) -> None:
+    """map_rows: each chunk's rows in order in one array (on worker processes and a local
+    Ray's actors, written in place by the workers into a file this process maps, which is
+    gone afterwards), the same on every executor; a unit returning the wrong shape is an
+    error; map_chunks gives one result per chunk."""
+    import ragassay.executor
+
+    _needs(kind, request)
+
+    files: list[int] = []  # the sizes of the array files made
+    monkeypatch.setattr(ragassay.executor, "_rows_folder",
+                        lambda size, fallback: files.append(size) or tmp_path)
+    chunks = [[1, 2, 3], [4], [5, 6]]
+    with open_executor(kind, 2) as ex:
+        out = ex.map_rows(_rows, chunks, 2, row_shape=(3,), dtype=np.float32)
+        assert out.dtype == np.float32 and out.flags.writeable
+        assert out.tolist() == [[x, 2 * x, -x] for x in range(1, 7)]
+        assert ex.map_rows(_rows, [], 2, row_shape=(3,), dtype=np.float32).shape == (0, 3)
+        with pytest.raises(ValueError, match=r"shape \(3, 3\), float32 for 3 items; "
+                                              r"expected shape \(3, 4\)"):
+            ex.map_rows(_rows, chunks, 2, row_shape=(4,), dtype=np.float32)
+        assert ex.map_chunks(_chunk_sizes, chunks, None) == [[3], [1], [2]]
+    assert list(tmp_path.iterdir()) == []
+    assert out.sum() == 2 * 21  # still readable with its file gone
+    assert files == ([] if kind == "local" else [6 * 3 * 4, 6 * 4 * 4])
+
+
+class _Tagged(BaseModel):
+    name: str
+    scores: dict[str, float]
+    _note: str = PrivateAttr(default="")
+
+
+class _OwnPickling(BaseModel):
+    value: int
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state["__dict__"] = {"value": state["__dict__"]["value"] + 1}
+        return state
+
+
+def test_models_travel_whole_and_keep_their_own_pickling() -> None:
+    """What a unit's chunk and results travel as: a pydantic model rebuilt with its fields,
+    the fields that were set, and its private attributes; a model that pickles itself its
+    own way keeps it."""
+    from ragassay.executor import _dumps
+    from ragassay.schema import Answer, Citation, Usage
+
+    tagged = _Tagged(name="q1", scores={"recall@5": 0.5})
+    tagged._note = "kept"
+    answer = Answer(text="14 days", status="supported",
+                    citations=[Citation(chunk_id="a::chunk-001")])
+    answer._line = 7  # the line a record was read from (for errors found later)
+    usage = Usage(prompt_tokens=12, source="counted")  # an extra key
+    back = pickle.loads(_dumps([tagged, answer, usage, (tagged, None)]))
+    assert back[0] == tagged and back[0]._note == "kept"
+    assert back[0].model_fields_set == {"name", "scores"}
+    assert back[1] == answer and back[1]._line == 7
+    assert back[1].model_dump_json() == answer.model_dump_json()
+    assert back[2].model_extra == {"source": "counted"}
+    assert back[2].model_dump() == {"prompt_tokens": 12, "completion_tokens": 0,
+                                    "source": "counted"}
+    assert back[3][0] is back[0]  # one object sent once
+    assert pickle.loads(_dumps(_OwnPickling(value=1))).value == 2
+
+
+def _blas_threads(shared: object, chunk: list[int]) -> list[int]:
+    import numpy  # noqa: F401  (a BLAS loaded, whichever way the worker started)
+    import threadpoolctl
+
+    return [max((p["num_threads"] for p in threadpoolctl.threadpool_info()), default=1)
+            for _ in chunk]
+
+
+def test_a_worker_process_computes_on_one_blas_thread() -> None:
+    """Two workers on two cores: each worker's matrix products on one thread, not a thread
+    per core each (which oversubscribes the cores)."""
+    if any(name in os.environ for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                                           "MKL_NUM_THREADS")):
+        pytest.skip("the BLAS thread count is set by the environment")
+    with ProcessExecutor(2) as ex:
+        assert set(ex.map(_blas_threads, list(range(8)), None, chunk_size=1)) == {1}
 
 
 def test_process_executor_in_order_with_a_shared_object_and_its_errors() -> None:

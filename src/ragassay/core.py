@@ -382,7 +382,7 @@ def _score_unanswered(cfg: EvalConfig, inputs: Inputs, q: Question, ranking: Ran
         not_measured=not_measured)
 
 
-SCORE_BATCH = 64  # questions per scoring unit sent to a worker
+SCORE_BATCH = 512  # questions per scoring unit sent to a worker, at most
 
 
 def score(cfg: EvalConfig, inputs: Inputs, predicted: Predicted, *, k: int,
@@ -397,7 +397,8 @@ def score(cfg: EvalConfig, inputs: Inputs, predicted: Predicted, *, k: int,
               predicted.errors.get(q.question_id, NO_PREDICTION)) for q in inputs.questions]
     with stages.bar("scoring", len(items)) as bar:
         timed = executor.map(partial(_score_unit, k=k, threshold=threshold), items,
-                             work_of(executor, cfg, inputs), chunk_size=SCORE_BATCH,
+                             work_of(executor, cfg, inputs),
+                             chunk_size=executor.unit_size(len(items), most=SCORE_BATCH),
                              done=bar.advance)
     if times is not None:
         times += [seconds for _, seconds in timed]

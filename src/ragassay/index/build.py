@@ -18,7 +18,7 @@ import numpy as np
 from .. import vector
 from ..embed import Embedder, get_embedder
 from ..errors import InputError
-from ..executor import Executor, LocalExecutor
+from ..executor import Executor, LocalExecutor, chunked
 from ..ingest import (
     SUPPORTED_EXTENSIONS,
     check_chunking,
@@ -172,9 +172,10 @@ class EmbedderSpec:
         return {"name": self.name, "params": self.params, "built": None}
 
 
-def _embed_unit(spec: EmbedderSpec, batch: list[str], *, batch_size: int) -> list[np.ndarray]:
-    # one batch of the local build's size: the same vectors, row for row
-    return list(embed_chunks(spec.embedder(), batch, batch_size=batch_size))
+def _embed_unit(spec: EmbedderSpec, batch: list[str], *, batch_size: int) -> np.ndarray:
+    # whole batches of the local build's size: the same vectors, row for row; one array back
+    # (a list of row arrays costs more to pickle and stack than the hashing takes)
+    return embed_chunks(spec.embedder(), batch, batch_size=batch_size)
 
 
 def embed_on(executor: Executor, spec: EmbedderSpec, texts: Sequence[str], *,
@@ -184,12 +185,10 @@ def embed_on(executor: Executor, spec: EmbedderSpec, texts: Sequence[str], *,
     other texts of its batch)."""
     from .. import progress as stages
 
-    dimension = spec.embedder().dimension
-    out = np.zeros((len(texts), dimension), dtype=np.float32)
     with stages.bar(f"embedding ({spec.embedder().model})", len(texts),
                     enabled=True if progress else None) as bar:
-        rows = executor.map(partial(_embed_unit, batch_size=batch_size), texts, spec,
-                            chunk_size=batch_size, done=bar.advance)
-    if rows:
-        out[:] = np.stack(rows)
-    return out
+        size = executor.unit_size(len(texts), multiple=batch_size, most=16 * batch_size)
+        return executor.map_rows(partial(_embed_unit, batch_size=batch_size),
+                                 chunked(texts, size), spec,
+                                 row_shape=(spec.embedder().dimension,), dtype=np.float32,
+                                 done=bar.advance)
