@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
+from itertools import chain
 from typing import Any, Literal
 
 TokenizerLang = Literal["ko", "de", "en", "auto"]
@@ -93,25 +94,24 @@ _EOJEOL_TERMS: dict[str, tuple[str, ...]] = {}
 _EOJEOL_MAX = 1 << 20
 
 
-def _eojeol_terms(eojeols: Sequence[str]) -> list[tuple[str, ...]]:
-    """The terms of each eojeol: Kiwi's content morphemes for one holding Hangul (each
-    analysed once, all new ones in one call), the word rule otherwise."""
+def _learn_eojeols(eojeols: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """Make sure every eojeol's terms are known; returns the look-up. Kiwi's content
+    morphemes for an eojeol holding Hangul (each analysed on its own, all new ones in one
+    call, which Kiwi spreads over its threads), the word rule otherwise."""
     cache = _EOJEOL_TERMS
-    try:  # the usual case once a corpus is indexed: every eojeol seen before
-        return [cache[e] for e in eojeols]
-    except KeyError:
-        pass
-    if len(cache) >= _EOJEOL_MAX:  # start over
+    wanted = set(eojeols)
+    new = wanted.difference(cache)
+    if not new:  # the usual case once a corpus is indexed: every eojeol seen before
+        return cache
+    if len(cache) + len(new) > _EOJEOL_MAX:  # start over
         cache.clear()
-    new = [e for e in dict.fromkeys(eojeols) if e not in cache]
+        new = wanted
     korean = [e for e in new if has_hangul(e)]
     if korean:
-        for e, toks in zip(korean, _kiwi().tokenize(korean), strict=True):
-            cache[e] = tuple(_kiwi_terms(toks))
-    for e in new:
-        if e not in cache:
-            cache[e] = tuple(word_tokens(e))
-    return [cache[e] for e in eojeols]
+        cache.update(zip(korean, map(tuple, map(_kiwi_terms, _kiwi().tokenize(korean))),
+                         strict=True))
+    cache.update((e, tuple(word_tokens(e))) for e in new if e not in cache)
+    return cache
 
 
 def korean_tokens(text: str) -> list[str]:
@@ -120,7 +120,8 @@ def korean_tokens(text: str) -> list[str]:
     ``"하자보수는 2년으로 하며"`` → ``["하자", "보수", "2", "년", "하다"]``. Raises
     ``ValueError`` naming the package when kiwipiepy is not installed.
     """
-    return [t for terms in _eojeol_terms(text.split()) for t in terms]
+    eojeols = text.split()
+    return list(chain.from_iterable(map(_learn_eojeols(eojeols).__getitem__, eojeols)))
 
 
 def auto_tokens(text: str) -> list[str]:
@@ -153,7 +154,6 @@ def tokenize_all(texts: Sequence[str], lang: str) -> list[list[str]]:
     if lang in ("de", "en"):
         return [word_tokens(t) for t in texts]
     split = [t.split() if lang == "ko" or has_hangul(t) else None for t in texts]
-    terms = iter(_eojeol_terms([e for eojeols in split if eojeols for e in eojeols]))
-    return [word_tokens(t) if eojeols is None
-            else [term for _ in eojeols for term in next(terms)]
+    terms = _learn_eojeols(chain.from_iterable(e for e in split if e is not None)).__getitem__
+    return [word_tokens(t) if eojeols is None else list(chain.from_iterable(map(terms, eojeols)))
             for t, eojeols in zip(texts, split, strict=True)]

@@ -21,7 +21,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import chain
+from itertools import chain, pairwise
 from operator import methodcaller
 from typing import Any
 
@@ -82,14 +82,15 @@ class _Hashes:
         if len(known) >= _CACHE_FEATURES:  # start over
             known.clear()
         unseen = set(grams).difference(known)
-        known.update(zip(unseen, map(_digest, map(_blake2b, map(str.encode, unseen)))))
+        known.update(zip(unseen, map(_digest, map(_blake2b, map(str.encode, unseen))),
+                         strict=True))
         digests = np.frombuffer(b"".join(map(known.__getitem__, grams)), dtype="<u8")
         # grams run kind by kind (word, then each n); regroup them word by word (a word's
         # features are summed as a set, so their order within the word does not matter)
         owner = np.concatenate([np.repeat(np.arange(len(padded)), c) for c in per_word])
         flat = digests[np.argsort(owner, kind="stable")].tobytes()
         ends = (np.cumsum(sum(per_word)) * 8).tolist()
-        self.words.update(zip(new, (flat[a:b] for a, b in zip([0, *ends], ends))))
+        self.words.update(zip(new, (flat[a:b] for a, b in pairwise([0, *ends])), strict=True))
 
 
 _CACHES: dict[tuple[int, int], _Hashes] = {}
@@ -151,7 +152,7 @@ class HashingEmbedder(Embedder):
             return out
         keys = np.frombuffer(join(parts), dtype="<u8").astype(np.uint64)
         bounds = ends.tolist()
-        for a, b in zip([0, *bounds], bounds):
+        for a, b in pairwise([0, *bounds]):
             keys[a:b].sort()
         new_run = np.empty(size, dtype=bool)  # a feature's first occurrence in its text
         new_run[0] = True
