@@ -49,48 +49,58 @@ def feature_hash(feature: str) -> int:
 
 _BATCH = 256  # texts summed together
 _CACHE_WORDS = 1 << 18  # words kept per n-gram range (then the look-up starts over)
-_CACHE_FEATURES = 1 << 20  # features kept per n-gram range (likewise)
+_SHORT = 3  # n-grams up to this length are few and shared by many words: kept hashed
+_CACHE_SHORT = 1 << 20  # short n-grams kept (likewise)
 _blake2b = partial(hashlib.blake2b, digest_size=8)
 _digest = methodcaller("digest")
 
 
+def _digests(grams: list[str]) -> bytes:
+    """The 8-byte blake2b digests of the features, one after the other."""
+    return b"".join(map(_digest, map(_blake2b, map(str.encode, grams))))
+
+
 @dataclass
 class _Hashes:
-    """What is known of one n-gram range: each word's feature hashes and each feature's
-    hash, as little-endian 8-byte digests (``words[w]`` holds one per feature of w)."""
+    """What is known of one n-gram range: each word's feature hashes, and the hashes of
+    the short n-grams, as little-endian 8-byte digests (``words[w]``: one per feature)."""
 
     words: dict[str, bytes] = field(default_factory=dict)
-    features: dict[str, bytes] = field(default_factory=dict)
+    short: dict[str, bytes] = field(default_factory=dict)
 
     def learn(self, tokens: Sequence[Sequence[str]], lo: int, hi: int) -> None:
-        """Add the feature hashes of the words of ``tokens`` not seen yet. A feature is
-        hashed once however many words share it (n-grams repeat across words far more
-        than words across texts), and the n-grams of all new words are cut in one pass
-        per n."""
+        """Add the feature hashes of the words of ``tokens`` not seen yet, the n-grams of
+        all of them cut in one pass per n. A short n-gram is hashed once per process (a
+        few thousand 2-grams make up a corpus's half a million), a longer one whenever a
+        new word brings it (most of them are new: a look-up would cost more than it saves)."""
         new = list(set(chain.from_iterable(tokens)).difference(self.words))
         if len(self.words) + len(new) > _CACHE_WORDS:  # start over
             self.words.clear()
             new = list(set(chain.from_iterable(tokens)))
         padded = [f" {w} " for w in new]
-        grams = [f"w:{w}" for w in new]
         sizes = np.fromiter(map(len, padded), dtype=np.intp, count=len(padded))
         per_word = [np.ones(len(padded), dtype=np.intp)]  # features per word, per kind
+        parts = [_digests([f"w:{w}" for w in new])]
         for n in range(lo, hi + 1):
-            grams.extend([p[i : i + n] for p in padded for i in range(len(p) - n + 1)])
+            grams = [p[i : i + n] for p in padded for i in range(len(p) - n + 1)]
             per_word.append(np.maximum(sizes - (n - 1), 0))
-        known = self.features
-        if len(known) >= _CACHE_FEATURES:  # start over
-            known.clear()
-        unseen = set(grams).difference(known)
-        known.update(zip(unseen, map(_digest, map(_blake2b, map(str.encode, unseen))),
-                         strict=True))
-        digests = np.frombuffer(b"".join(map(known.__getitem__, grams)), dtype="<u8")
-        # grams run kind by kind (word, then each n); regroup them word by word (a word's
+            parts.append(self._short_digests(grams) if n <= _SHORT else _digests(grams))
+        digests = np.frombuffer(b"".join(parts), dtype="<u8")
+        # digests run kind by kind (word, then each n); regroup them word by word (a word's
         # features are summed as a set, so their order within the word does not matter)
         owner = np.concatenate([np.repeat(np.arange(len(padded)), c) for c in per_word])
         flat = digests[np.argsort(owner, kind="stable")].tobytes()
         ends = (np.cumsum(sum(per_word)) * 8).tolist()
         self.words.update(zip(new, (flat[a:b] for a, b in pairwise([0, *ends])), strict=True))
+
+    def _short_digests(self, grams: list[str]) -> bytes:
+        known = self.short
+        if len(known) >= _CACHE_SHORT:  # start over
+            known.clear()
+        unseen = list(set(grams).difference(known))
+        known.update(zip(unseen, map(_digest, map(_blake2b, map(str.encode, unseen))),
+                         strict=True))
+        return b"".join(map(known.__getitem__, grams))
 
 
 _CACHES: dict[tuple[int, int], _Hashes] = {}
