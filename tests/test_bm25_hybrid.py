@@ -105,11 +105,10 @@ def korean_eojeols(n: int, seed: int = 0) -> list[str]:
     units, mixed Hangul/Latin, punctuation, full-width forms, jamo, URLs."""
     rng = random.Random(seed)
     syllables = "하자보수기간계약상대발주기관검수완료일지체상금액제안서사업유지관리장애조치"
-    fixed = ["하자보수는", "2년으로", "하며,", "(발주기관)", "3,000명", "99.5%", "API를", "v2.1에서",
-             "한국어English혼합", "ㅋㅋㅋ", "먹었어욥", "１２３개", "“인용”", "x_y가", "제3조(목적)",
-             "https://example.com/가", "고쳐", "고치고", "했습니다.", "않았다!", "것이다?", "①항"]
-    ends = ["", "은", "는", "이", "가", "을", "를", "의", "에", "로", "으로", "에서", "부터", "하고",
-            "했다", "합니다.", ",", "·", "와", "까지"]
+    fixed = ("하자보수는 2년으로 하며, (발주기관) 3,000명 99.5% API를 v2.1에서 한국어English혼합 "
+             "ㅋㅋㅋ 먹었어욥 １２３개 “인용” x_y가 제3조(목적) https://example.com/가 고쳐 고치고 "
+             "했습니다. 않았다! 것이다? ①항").split()
+    ends = ["", *"은 는 이 가 을 를 의 에 로 으로 에서 부터 하고 했다 합니다. , · 와 까지".split()]
     out = list(fixed)
     while len(out) < n:
         word = "".join(rng.choices(syllables, k=rng.randint(1, 4)))

@@ -15,9 +15,9 @@ from ragassay.embed import (
     embedder_difference,
     embedder_from_meta,
     get_embedder,
+    hashing,
     known_embedders,
 )
-from ragassay.embed import hashing
 from ragassay.embed.hashing import feature_hash, features, words
 
 
@@ -122,8 +122,8 @@ def random_texts(n: int, seed: int) -> list[str]:
     """Texts of words sharing n-grams and repeating (Zipf-like), with punctuation, numbers,
     full-width and mixed-script words and empty texts among them."""
     rng = random.Random(seed)
-    stems = ["하자", "보수", "기간", "계약", "ab", "ba", "abc", "Straße", "ｆｕｌｌ", "x_y", "3,000",
-             "99.5%", "API", "v2", "é", "e\u0301", "가나다라마바사", "Gewährleistung"]
+    stems = ["하자", "보수", "기간", "계약", "ab", "ba", "abc", "Straße", "ｆｕｌｌ", "x_y",
+             "3,000", "99.5%", "API", "v2", "é", "e\u0301", "가나다라마바사", "Gewährleistung"]
     ends = ["", "", "는", "를", "s", "en", "!", ","]
     out = []
     for _ in range(n):
