@@ -154,6 +154,15 @@ def tokenize_all(texts: Sequence[str], lang: str) -> list[list[str]]:
     if lang in ("de", "en"):
         return [word_tokens(t) for t in texts]
     split = [t.split() if lang == "ko" or has_hangul(t) else None for t in texts]
-    terms = _learn_eojeols(chain.from_iterable(e for e in split if e is not None)).__getitem__
+    terms = _EOJEOL_TERMS.__getitem__
+    try:  # the usual case once a corpus is indexed: every eojeol seen before
+        return _joined(texts, split, terms)
+    except KeyError:
+        _learn_eojeols(chain.from_iterable(e for e in split if e is not None))
+        return _joined(texts, split, terms)
+
+
+def _joined(texts: Sequence[str], split: list[list[str] | None],
+            terms: Callable[[str], tuple[str, ...]]) -> list[list[str]]:
     return [word_tokens(t) if eojeols is None else list(chain.from_iterable(map(terms, eojeols)))
             for t, eojeols in zip(texts, split, strict=True)]
