@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import Any, Protocol
 
 import numpy as np
@@ -252,12 +251,11 @@ class BM25Retriever:
         self.tokenize = tokenizer_for(tokenizer)
         self.k1, self.b = float(k1), float(b)
         self.min_score = min_score
+        self.vocabulary: dict[str, int] = {}
         docs = tokenize_all([c.text for c in index.chunks], tokenizer)
         # Our own vocabulary, ids in first-occurrence order: bm25s numbers terms by
         # iterating a set, which would vary with PYTHONHASHSEED.
-        self.vocabulary: dict[str, int] = {
-            t: i for i, t in enumerate(dict.fromkeys(chain.from_iterable(docs)))}
-        ids = [list(map(self.vocabulary.__getitem__, d)) for d in docs]
+        ids = [[self.vocabulary.setdefault(t, len(self.vocabulary)) for t in d] for d in docs]
         self._bm25: Any = None
         if self.vocabulary:
             bm25s = _bm25s()

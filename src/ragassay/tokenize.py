@@ -25,9 +25,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
-from itertools import chain
 from typing import Any, Literal
 
 TokenizerLang = Literal["ko", "de", "en", "auto"]
@@ -94,24 +93,25 @@ _EOJEOL_TERMS: dict[str, tuple[str, ...]] = {}
 _EOJEOL_MAX = 1 << 20
 
 
-def _learn_eojeols(eojeols: Iterable[str]) -> dict[str, tuple[str, ...]]:
-    """Make sure every eojeol's terms are known; returns the look-up. Kiwi's content
-    morphemes for an eojeol holding Hangul (each analysed on its own, all new ones in one
-    call, which Kiwi spreads over its threads), the word rule otherwise."""
+def _eojeol_terms(eojeols: Sequence[str]) -> list[tuple[str, ...]]:
+    """The terms of each eojeol: Kiwi's content morphemes for one holding Hangul (each
+    analysed once, all new ones in one call), the word rule otherwise."""
     cache = _EOJEOL_TERMS
-    wanted = set(eojeols)
-    new = wanted.difference(cache)
-    if not new:  # the usual case once a corpus is indexed: every eojeol seen before
-        return cache
-    if len(cache) + len(new) > _EOJEOL_MAX:  # start over
+    try:  # the usual case once a corpus is indexed: every eojeol seen before
+        return [cache[e] for e in eojeols]
+    except KeyError:
+        pass
+    if len(cache) >= _EOJEOL_MAX:  # start over
         cache.clear()
-        new = wanted
+    new = [e for e in dict.fromkeys(eojeols) if e not in cache]
     korean = [e for e in new if has_hangul(e)]
     if korean:
-        cache.update(zip(korean, map(tuple, map(_kiwi_terms, _kiwi().tokenize(korean))),
-                         strict=True))
-    cache.update((e, tuple(word_tokens(e))) for e in new if e not in cache)
-    return cache
+        for e, toks in zip(korean, _kiwi().tokenize(korean), strict=True):
+            cache[e] = tuple(_kiwi_terms(toks))
+    for e in new:
+        if e not in cache:
+            cache[e] = tuple(word_tokens(e))
+    return [cache[e] for e in eojeols]
 
 
 def korean_tokens(text: str) -> list[str]:
@@ -120,8 +120,7 @@ def korean_tokens(text: str) -> list[str]:
     ``"하자보수는 2년으로 하며"`` → ``["하자", "보수", "2", "년", "하다"]``. Raises
     ``ValueError`` naming the package when kiwipiepy is not installed.
     """
-    eojeols = text.split()
-    return list(chain.from_iterable(map(_learn_eojeols(eojeols).__getitem__, eojeols)))
+    return [t for terms in _eojeol_terms(text.split()) for t in terms]
 
 
 def auto_tokens(text: str) -> list[str]:
@@ -154,15 +153,7 @@ def tokenize_all(texts: Sequence[str], lang: str) -> list[list[str]]:
     if lang in ("de", "en"):
         return [word_tokens(t) for t in texts]
     split = [t.split() if lang == "ko" or has_hangul(t) else None for t in texts]
-    terms = _EOJEOL_TERMS.__getitem__
-    try:  # the usual case once a corpus is indexed: every eojeol seen before
-        return _joined(texts, split, terms)
-    except KeyError:
-        _learn_eojeols(chain.from_iterable(e for e in split if e is not None))
-        return _joined(texts, split, terms)
-
-
-def _joined(texts: Sequence[str], split: list[list[str] | None],
-            terms: Callable[[str], tuple[str, ...]]) -> list[list[str]]:
-    return [word_tokens(t) if eojeols is None else list(chain.from_iterable(map(terms, eojeols)))
+    terms = iter(_eojeol_terms([e for eojeols in split if eojeols for e in eojeols]))
+    return [word_tokens(t) if eojeols is None
+            else [term for _ in eojeols for term in next(terms)]
             for t, eojeols in zip(texts, split, strict=True)]
