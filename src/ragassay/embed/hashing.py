@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import chain, pairwise
@@ -41,23 +41,25 @@ def features(word: str, lo: int, hi: int) -> list[str]:
     return out
 
 
+_blake2b = partial(hashlib.blake2b, digest_size=8)
+_digest = methodcaller("digest")
+
+
+def _digests(feature_list: Iterable[str]) -> Iterator[bytes]:
+    """Each feature's 8-byte blake2b digest of its UTF-8 bytes (the C loop of ``map``: no
+    Python call per feature); :func:`feature_hash` is one of them read little-endian."""
+    return map(_digest, map(_blake2b, map(str.encode, feature_list)))
+
+
 def feature_hash(feature: str) -> int:
     """The 64-bit hash of a feature: blake2b, 8-byte digest, read little-endian."""
-    return int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(),
-                          "little")
+    return int.from_bytes(next(_digests([feature])), "little")
 
 
 _BATCH = 256  # texts summed together
 _CACHE_WORDS = 1 << 18  # words kept per n-gram range (then the look-up starts over)
 _SHORT = 3  # n-grams up to this length are few and shared by many words: kept hashed
 _CACHE_SHORT = 1 << 20  # short n-grams kept (likewise)
-_blake2b = partial(hashlib.blake2b, digest_size=8)
-_digest = methodcaller("digest")
-
-
-def _digests(grams: list[str]) -> bytes:
-    """The 8-byte blake2b digests of the features, one after the other."""
-    return b"".join(map(_digest, map(_blake2b, map(str.encode, grams))))
 
 
 @dataclass
@@ -69,10 +71,11 @@ class _Hashes:
     short: dict[str, bytes] = field(default_factory=dict)
 
     def learn(self, tokens: Sequence[Sequence[str]], lo: int, hi: int) -> None:
-        """Add the feature hashes of the words of ``tokens`` not seen yet, the n-grams of
-        all of them cut in one pass per n. A short n-gram is hashed once per process (a
-        few thousand 2-grams make up a corpus's half a million), a longer one whenever a
-        new word brings it (most of them are new: a look-up would cost more than it saves)."""
+        """Add the feature hashes of the words of ``tokens`` not seen yet: the features of
+        :func:`features`, cut for all new words in one pass per n. A short n-gram is hashed
+        once per process (a few thousand 2-grams make up a corpus's half a million), a
+        longer one whenever a new word brings it (most of them are new: a look-up would
+        cost more than it saves)."""
         new = list(set(chain.from_iterable(tokens)).difference(self.words))
         if len(self.words) + len(new) > _CACHE_WORDS:  # start over
             self.words.clear()
@@ -80,11 +83,12 @@ class _Hashes:
         padded = [f" {w} " for w in new]
         sizes = np.fromiter(map(len, padded), dtype=np.intp, count=len(padded))
         per_word = [np.ones(len(padded), dtype=np.intp)]  # features per word, per kind
-        parts = [_digests([f"w:{w}" for w in new])]
+        parts = [b"".join(_digests([f"w:{w}" for w in new]))]
         for n in range(lo, hi + 1):
             grams = [p[i : i + n] for p in padded for i in range(len(p) - n + 1)]
             per_word.append(np.maximum(sizes - (n - 1), 0))
-            parts.append(self._short_digests(grams) if n <= _SHORT else _digests(grams))
+            parts.append(self._short_digests(grams) if n <= _SHORT
+                         else b"".join(_digests(grams)))
         digests = np.frombuffer(b"".join(parts), dtype="<u8")
         # digests run kind by kind (word, then each n); regroup them word by word (a word's
         # features are summed as a set, so their order within the word does not matter)
@@ -98,8 +102,7 @@ class _Hashes:
         if len(known) >= _CACHE_SHORT:  # start over
             known.clear()
         unseen = list(set(grams).difference(known))
-        known.update(zip(unseen, map(_digest, map(_blake2b, map(str.encode, unseen))),
-                         strict=True))
+        known.update(zip(unseen, _digests(unseen), strict=True))
         return b"".join(map(known.__getitem__, grams))
 
 
@@ -107,7 +110,7 @@ _CACHES: dict[tuple[int, int], _Hashes] = {}
 
 
 def clear_cache() -> None:
-    """Forget every word's hashes (a benchmark starting cold, as a fresh build does)."""
+    """Forget every hash kept (a benchmark starting cold, as a fresh build does)."""
     _CACHES.clear()
 
 
