@@ -6,6 +6,7 @@ peak RSS per stage of `ragassay index` + `ragassay run` on a generated set.
     python bench/scale.py --large              # adds 100,000 x 1,000,000
     python bench/scale.py --executor process --workers 2
     python bench/scale.py --bm25-ko 20000      # Korean BM25 index build, chunks/s
+                                               # (median of 3 cold builds)
 
 The generated set (seeded, deterministic): documents of one chunk each (under 400
 characters, so chunk ``d<N>::chunk-001`` is document N's whole text) in English, German and
@@ -189,23 +190,40 @@ def korean_chunks(n: int, seed: int = 0, vocabulary: int = 20_000) -> list[str]:
     return [synthetic_text(rng, 400, words, cum) for _ in range(n)]
 
 
-def bm25_korean(chunks: int, seed: int = 0) -> dict[str, Any]:
+def bm25_korean(chunks: int, seed: int = 0, repeats: int = 3) -> dict[str, Any]:
     """Build a Korean BM25 index (``tokenizer: ko``) over ``chunks`` generated chunks in
-    this process, Kiwi's model loaded beforehand (a run loads it once)."""
+    this process, ``repeats`` times from cold (no eojeol analysed yet, as in a fresh run),
+    and once more warm (every eojeol known: what the build costs besides Kiwi). Kiwi's
+    model and the bm25s package are loaded beforehand (a run loads them once; the import
+    is timed on its own)."""
+    import statistics
+
+    from ragassay import tokenize
     from ragassay.retrieve import BM25Retriever
     from ragassay.schema import Chunk
     from ragassay.store import store_of_chunks
-    from ragassay.tokenize import _kiwi
 
     texts = korean_chunks(chunks, seed)
     store = store_of_chunks([Chunk(chunk_id=f"k{i}", doc_id=f"k{i}", text=t)
                              for i, t in enumerate(texts)], "(generated)")
-    _kiwi().tokenize("모델을 불러옵니다")
+    start = time.perf_counter()
+    import bm25s  # noqa: F401
+
+    import_s = time.perf_counter() - start
+    tokenize._kiwi().tokenize("모델을 불러옵니다")
+    cold = []
+    for _ in range(repeats):
+        tokenize._EOJEOL_TERMS.clear()
+        start = time.perf_counter()
+        BM25Retriever(store, tokenizer="ko")
+        cold.append(time.perf_counter() - start)
     start = time.perf_counter()
     BM25Retriever(store, tokenizer="ko")
-    seconds = time.perf_counter() - start
+    warm = time.perf_counter() - start
+    seconds = statistics.median(cold)
     eojeols = len({e for t in texts for e in t.split()})
     return {"chunks": chunks, "seconds": seconds, "chunks_per_s": chunks / seconds,
+            "runs": cold, "warm_s": warm, "import_s": import_s,
             "chars": sum(len(t) for t in texts) / chunks, "eojeols": eojeols}
 
 
@@ -255,7 +273,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         r = bm25_korean(args.bm25_ko)
         print(f"\nKorean BM25 index build: {r['chunks']:,} chunks of {r['chars']:.0f} chars "
               f"({r['eojeols']:,} distinct eojeols) in {r['seconds']:.2f} s = "
-              f"{r['chunks_per_s']:,.0f} chunks/s")
+              f"{r['chunks_per_s']:,.0f} chunks/s (median of "
+              f"{', '.join(f'{s:.2f}' for s in r['runs'])} s; "
+              f"{r['eojeols'] / r['seconds']:,.0f} distinct eojeols/s); with every eojeol "
+              f"analysed already {r['warm_s']:.2f} s = {r['chunks'] / r['warm_s']:,.0f} "
+              f"chunks/s; importing bm25s {r['import_s']:.2f} s; load average "
+              f"{os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -96,6 +97,46 @@ def test_korean_terms_do_not_depend_on_what_was_analysed_before() -> None:
     batch = tokenize.tokenize_all(list(reversed(texts)), "ko")[::-1]
     assert cold == batch == [tokenize.korean_tokens(t) for t in texts]  # warm
     assert cold[2] == ["검수", "완료", "일"]
+
+
+
+def korean_eojeols(n: int, seed: int = 0) -> list[str]:
+    """Generated and real-looking eojeols: nouns with particles and endings, numbers and
+    units, mixed Hangul/Latin, punctuation, full-width forms, jamo, URLs."""
+    rng = random.Random(seed)
+    syllables = "하자보수기간계약상대발주기관검수완료일지체상금액제안서사업유지관리장애조치"
+    fixed = ("하자보수는 2년으로 하며, (발주기관) 3,000명 99.5% API를 v2.1에서 한국어English혼합 "
+             "ㅋㅋㅋ 먹었어욥 １２３개 “인용” x_y가 제3조(목적) https://example.com/가 고쳐 고치고 "
+             "했습니다. 않았다! 것이다? ①항").split()
+    ends = ["", *"은 는 이 가 을 를 의 에 로 으로 에서 부터 하고 했다 합니다. , · 와 까지".split()]
+    out = list(fixed)
+    while len(out) < n:
+        word = "".join(rng.choices(syllables, k=rng.randint(1, 4)))
+        if rng.random() < 0.1:
+            word = rng.choice(["PER-", "SLA", "24", "v", ""]) + word
+        out.append(word + rng.choice(ends))
+    return out
+
+
+def test_batched_analysis_equals_each_eojeol_analysed_alone(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    needs_kiwi()
+    eojeols = korean_eojeols(3000)
+    kiwi = tokenize._kiwi()
+    # Independent of the module's batching and look-ups: Kiwi called on one eojeol at a time.
+    alone = {e: tokenize._kiwi_terms(kiwi.tokenize(e)) if tokenize.has_hangul(e)
+             else tokenize.word_tokens(e) for e in eojeols}
+    rng = random.Random(1)
+    texts = [" ".join(rng.choices(eojeols, k=rng.randint(0, 60))) for _ in range(400)]
+    want = [[t for e in text.split() for t in alone[e]] for text in texts]
+    tokenize._EOJEOL_TERMS.clear()
+    assert tokenize.tokenize_all(texts, "ko") == want
+    assert tokenize.tokenize_all(texts, "ko") == want  # every eojeol known now
+    # The look-up starting over, within a call and between calls, changes nothing.
+    monkeypatch.setattr(tokenize, "_EOJEOL_MAX", 50)
+    tokenize._EOJEOL_TERMS.clear()
+    assert [tokenize.korean_tokens(t) for t in texts] == want
+    assert tokenize.tokenize_all(texts, "ko") == want
 
 
 def test_missing_kiwi_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:

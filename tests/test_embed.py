@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 from collections import Counter
 
 import numpy as np
@@ -14,9 +15,10 @@ from ragassay.embed import (
     embedder_difference,
     embedder_from_meta,
     get_embedder,
+    hashing,
     known_embedders,
 )
-from ragassay.embed.hashing import feature_hash, features
+from ragassay.embed.hashing import feature_hash, features, words
 
 
 def reference(text_words: list[str], dimension: int = 1024, lo: int = 2, hi: int = 4) -> np.ndarray:
@@ -100,6 +102,58 @@ def test_a_batch_with_empty_and_repeating_texts_matches_the_formula() -> None:
         else:
             np.testing.assert_allclose(vec, reference(words), atol=1e-7)
         np.testing.assert_array_equal(vec, HashingEmbedder().embed_documents([text])[0])
+
+
+
+def exact_reference(text: str, dimension: int, lo: int, hi: int) -> np.ndarray:
+    """The formula one text at a time, summed in the order the module's docstring fixes
+    (features by ascending hash, float64), so the result must match to the last bit."""
+    counts = Counter(feature_hash(f) for w in words(text) for f in features(w, lo, hi))
+    vec = np.zeros(dimension)
+    hashes = sorted(counts)
+    weights = 1.0 + np.log(np.array([counts[h] for h in hashes], dtype=np.float64))
+    for h, weight in zip(hashes, weights, strict=True):
+        vec[h % dimension] += -weight if h >> 63 else weight
+    norm = float(np.linalg.norm(vec))
+    return (vec / norm if norm > 0 else vec).astype(np.float32)
+
+
+def random_texts(n: int, seed: int) -> list[str]:
+    """Texts of words sharing n-grams and repeating (Zipf-like), with punctuation, numbers,
+    full-width and mixed-script words and empty texts among them."""
+    rng = random.Random(seed)
+    stems = ["하자", "보수", "기간", "계약", "ab", "ba", "abc", "Straße", "ｆｕｌｌ", "x_y",
+             "3,000", "99.5%", "API", "v2", "é", "e\u0301", "가나다라마바사", "Gewährleistung"]
+    ends = ["", "", "는", "를", "s", "en", "!", ","]
+    out = []
+    for _ in range(n):
+        k = rng.choice([0, 1, 5, 40, 120])
+        out.append(" ".join(rng.choice(stems[: rng.randint(1, len(stems))]) + rng.choice(ends)
+                            for _ in range(k)))
+    return out
+
+
+@pytest.mark.parametrize(("dimension", "ngram_range"),
+                         [(1024, (2, 4)), (1000, (2, 4)), (64, (1, 3)), (7, (3, 5)), (1, (2, 2))])
+def test_batches_equal_the_formula_bit_for_bit(dimension: int,
+                                               ngram_range: tuple[int, int]) -> None:
+    texts = random_texts(300, seed=dimension)  # more than one batch of 256
+    hashing.clear_cache()
+    got = HashingEmbedder(dimension, ngram_range).embed_documents(texts)
+    want = np.stack([exact_reference(t, dimension, *ngram_range) for t in texts])
+    assert got.tobytes() == want.tobytes()
+
+
+def test_the_caches_starting_over_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = random_texts(300, seed=1)
+    hashing.clear_cache()
+    want = HashingEmbedder().embed_documents(texts)
+    hashing.clear_cache()
+    monkeypatch.setattr(hashing, "_CACHE_WORDS", 20)  # fewer than a batch's distinct words
+    monkeypatch.setattr(hashing, "_CACHE_SHORT", 30)
+    e = HashingEmbedder()
+    got = np.concatenate([e.embed_documents(texts[i : i + 7]) for i in range(0, len(texts), 7)])
+    assert got.tobytes() == want.tobytes()
 
 
 PARAGRAPHS = [

@@ -18,7 +18,11 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from itertools import chain, pairwise
+from operator import methodcaller
 from typing import Any
 
 import numpy as np
@@ -37,37 +41,76 @@ def features(word: str, lo: int, hi: int) -> list[str]:
     return out
 
 
+_blake2b = partial(hashlib.blake2b, digest_size=8)
+_digest = methodcaller("digest")
+
+
+def _digests(feature_list: Iterable[str]) -> Iterator[bytes]:
+    """Each feature's 8-byte blake2b digest of its UTF-8 bytes (the C loop of ``map``: no
+    Python call per feature); :func:`feature_hash` is one of them read little-endian."""
+    return map(_digest, map(_blake2b, map(str.encode, feature_list)))
+
+
 def feature_hash(feature: str) -> int:
     """The 64-bit hash of a feature: blake2b, 8-byte digest, read little-endian."""
-    return int.from_bytes(hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(),
-                          "little")
+    return int.from_bytes(next(_digests([feature])), "little")
 
 
-_EMPTY = np.empty(0, dtype=np.uint64)
 _BATCH = 256  # texts summed together
 _CACHE_WORDS = 1 << 18  # words kept per n-gram range (then the look-up starts over)
-_CACHES: dict[tuple[int, int], dict[str, np.ndarray]] = {}
+_SHORT = 3  # n-grams up to this length are few and shared by many words: kept hashed
+_CACHE_SHORT = 1 << 20  # short n-grams kept (likewise)
 
 
-def word_hashes(word: str, lo: int, hi: int) -> np.ndarray:
-    """The feature hashes of one (normalised) word, from a look-up per n-gram range.
+@dataclass
+class _Hashes:
+    """What is known of one n-gram range: each word's feature hashes, and the hashes of
+    the short n-grams, as little-endian 8-byte digests (``words[w]``: one per feature)."""
 
-    Words repeat across a corpus far more than texts do: hashing once per word is the main
-    speed-up. The arrays are shared, so they are read-only.
-    """
-    cache = _CACHES.setdefault((lo, hi), {})
-    arr = cache.get(word)
-    if arr is None:
-        if len(cache) >= _CACHE_WORDS:
-            cache.clear()
-        arr = np.fromiter((feature_hash(f) for f in features(word, lo, hi)), dtype=np.uint64)
-        arr.flags.writeable = False
-        cache[word] = arr
-    return arr
+    words: dict[str, bytes] = field(default_factory=dict)
+    short: dict[str, bytes] = field(default_factory=dict)
+
+    def learn(self, tokens: Sequence[Sequence[str]], lo: int, hi: int) -> None:
+        """Add the feature hashes of the words of ``tokens`` not seen yet: the features of
+        :func:`features`, cut for all new words in one pass per n. A short n-gram is hashed
+        once per process (a few thousand 2-grams make up a corpus's half a million), a
+        longer one whenever a new word brings it (most of them are new: a look-up would
+        cost more than it saves)."""
+        new = list(set(chain.from_iterable(tokens)).difference(self.words))
+        if len(self.words) + len(new) > _CACHE_WORDS:  # start over
+            self.words.clear()
+            new = list(set(chain.from_iterable(tokens)))
+        padded = [f" {w} " for w in new]
+        sizes = np.fromiter(map(len, padded), dtype=np.intp, count=len(padded))
+        per_word = [np.ones(len(padded), dtype=np.intp)]  # features per word, per kind
+        parts = [b"".join(_digests([f"w:{w}" for w in new]))]
+        for n in range(lo, hi + 1):
+            grams = [p[i : i + n] for p in padded for i in range(len(p) - n + 1)]
+            per_word.append(np.maximum(sizes - (n - 1), 0))
+            parts.append(self._short_digests(grams) if n <= _SHORT
+                         else b"".join(_digests(grams)))
+        digests = np.frombuffer(b"".join(parts), dtype="<u8")
+        # digests run kind by kind (word, then each n); regroup them word by word (a word's
+        # features are summed as a set, so their order within the word does not matter)
+        owner = np.concatenate([np.repeat(np.arange(len(padded)), c) for c in per_word])
+        flat = digests[np.argsort(owner, kind="stable")].tobytes()
+        ends = (np.cumsum(sum(per_word)) * 8).tolist()
+        self.words.update(zip(new, (flat[a:b] for a, b in pairwise([0, *ends])), strict=True))
+
+    def _short_digests(self, grams: list[str]) -> bytes:
+        known = self.short
+        if len(known) >= _CACHE_SHORT:  # start over
+            known.clear()
+        unseen = list(set(grams).difference(known))
+        known.update(zip(unseen, _digests(unseen), strict=True))
+        return b"".join(map(known.__getitem__, grams))
+
+
+_CACHES: dict[tuple[int, int], _Hashes] = {}
 
 
 def clear_cache() -> None:
-    """Forget every word's hashes (a benchmark starting cold, as a fresh build does)."""
+    """Forget every hash kept (a benchmark starting cold, as a fresh build does)."""
     _CACHES.clear()
 
 
@@ -107,39 +150,43 @@ class HashingEmbedder(Embedder):
                                    for i in range(0, len(texts), _BATCH)])
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         lo, hi = self.ngram_range
-        cache = _CACHES.setdefault((lo, hi), {})
-        parts: list[np.ndarray] = []
-        for text in texts:
-            tokens = words(text)
-            try:  # a plain dict look-up per occurrence; a miss goes through word_hashes
-                hashes = [cache[w] for w in tokens]
-            except KeyError:
-                hashes = [word_hashes(w, lo, hi) for w in tokens]
-            text_keys = np.concatenate(hashes) if hashes else _EMPTY.copy()
-            text_keys.sort()
-            parts.append(text_keys)
-        lengths = np.fromiter((len(p) for p in parts), dtype=np.intp, count=len(parts))
+        cache = _CACHES.setdefault((lo, hi), _Hashes())
+        tokens = [words(t) for t in texts]
+        join, get = b"".join, cache.words.__getitem__
+        try:  # each text's hashes, word by word: a dict look-up per occurrence
+            parts = [join(map(get, t)) for t in tokens]
+        except KeyError:  # words not seen yet: learn them all, then look up again
+            cache.learn(tokens, lo, hi)
+            parts = [join(map(get, t)) for t in tokens]
+        lengths = np.fromiter(map(len, parts), dtype=np.intp, count=len(parts)) // 8
         ends = np.cumsum(lengths)
         size = int(ends[-1]) if len(ends) else 0
         if not size:
             return out
-        keys = np.concatenate(parts)
+        keys = np.frombuffer(join(parts), dtype="<u8").astype(np.uint64)
+        bounds = ends.tolist()
+        for a, b in pairwise([0, *bounds]):
+            keys[a:b].sort()
         new_run = np.empty(size, dtype=bool)  # a feature's first occurrence in its text
         new_run[0] = True
         np.not_equal(keys[1:], keys[:-1], out=new_run[1:])
         new_run[ends[:-1][lengths[1:] > 0]] = True  # a text's first feature
         first = np.flatnonzero(new_run)
         uniq = keys[first]
-        text_of = np.searchsorted(ends, first, side="right")
         # Count each distinct feature over its whole text, then weight it once.
         weight = 1.0 + np.log(np.diff(first, append=size).astype(np.float64))
-        weight[uniq >> np.uint64(63) == 1] *= -1.0  # the sign
+        np.negative(weight, out=weight, where=uniq.view(np.int64) < 0)  # the sign: top bit
         dim = np.uint64(self.dimension)
-        mask = dim - np.uint64(1)
-        bucket = (uniq & mask if not self.dimension & (self.dimension - 1) else uniq % dim)
-        flat = np.bincount(text_of * self.dimension + bucket.astype(np.intp), weights=weight,
-                           minlength=len(texts) * self.dimension)
-        for row, vec in enumerate(flat.reshape(len(texts), self.dimension)):
-            norm = float(np.linalg.norm(vec))
-            out[row] = vec / norm if norm > 0 else vec
+        bucket = (uniq & (dim - np.uint64(1)) if not self.dimension & (self.dimension - 1)
+                  else uniq % dim).view(np.intp)  # below 2**63: the same values
+        distinct = np.diff(np.searchsorted(first, ends), prepend=0)  # per text
+        bucket += np.repeat(np.arange(0, len(texts) * self.dimension, self.dimension,
+                                      dtype=np.intp), distinct)  # the text's row
+        flat = np.bincount(bucket, weights=weight, minlength=len(texts) * self.dimension)
+        rows = flat.reshape(len(texts), self.dimension)
+        # ||v|| as np.linalg.norm takes it (a dot product per row, so the same bits), the
+        # division for the whole batch at once; a text without words keeps its zero vector
+        norms = np.sqrt([row.dot(row) for row in rows])
+        norms[norms == 0] = 1.0
+        out[:] = rows / norms[:, None]
         return out
