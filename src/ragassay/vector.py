@@ -281,10 +281,10 @@ class ExactSearch:
         for start in range(0, len(q), self.batch_size):
             sq = snap(q[start : start + self.batch_size], self.bits)
             approx = sq @ self._rows.T  # float32: fast, within the bound of each query
-            bound = 2 * self._gamma * self._row_norm * np.linalg.norm(
-                sq.astype(np.float64), axis=1)  # twice the bound: the norms are rounded too
-            for j, (row, exact_q) in enumerate(zip(approx, sq.astype(np.float64),
-                                                   strict=True)):
+            qf = sq.astype(np.float64)
+            # twice the bound: the norms are rounded too
+            bound = 2 * self._gamma * self._row_norm * np.linalg.norm(qf, axis=1)
+            for j, (row, exact_q) in enumerate(zip(approx, qf, strict=True)):
                 i = start + j
                 if k:
                     kth = float(np.partition(row, self.size - k)[self.size - k])

@@ -260,9 +260,9 @@ def _require(path: Path, record: dict[str, Any], key: str, kind: type,
 
 
 def _records(path: Path, items: Iterable[Any], key: str, model: type[BaseModel],
-             id_field: str, known_docs: dict[str, str] | None = None) -> list[Any]:
+             id_field: str, doc_titles: dict[str, str] | None = None) -> list[Any]:
     """Validate the records of one list (``documents`` or ``chunks``) as they are read. For
-    chunks (``known_docs``: each document's title by id): each record's ``text_sha256``
+    chunks (``doc_titles``: each document's title by id): each record's ``text_sha256``
     (taken out: it is no field of a chunk) must match its text, and its document must be
     known. A chunk's title equal to its document's is kept as that one string (a chunk
     inherits its document's title: one copy per document, not one per chunk)."""
@@ -272,14 +272,14 @@ def _records(path: Path, items: Iterable[Any], key: str, model: type[BaseModel],
         if not isinstance(item, dict):
             raise InputError(path, f"expected an object, got {type(item).__name__}",
                              field=f"{key}.{i}")
-        recorded = item.pop(TEXT_SHA256, None) if known_docs is not None else None
-        if known_docs is not None and not isinstance(recorded, str):
+        recorded = item.pop(TEXT_SHA256, None) if doc_titles is not None else None
+        if doc_titles is not None and not isinstance(recorded, str):
             what = ("missing" if recorded is None
                     else f"expected str, got {type(recorded).__name__}")
             raise InputError(path, f"{what}; {_REBUILD}", field=f"{key}.{i}.{TEXT_SHA256}")
         doc_id = item.get("doc_id")
-        if known_docs is not None and isinstance(doc_id, str):
-            title = known_docs.get(doc_id)
+        if doc_titles is not None and isinstance(doc_id, str):
+            title = doc_titles.get(doc_id)
             if title is not None and item.get("title") == title:
                 item["title"] = title
         rec: Any = parse_record(model, item, path, prefix=f"{key}.{i}", hint=f"; {_REBUILD}")
@@ -288,12 +288,12 @@ def _records(path: Path, items: Iterable[Any], key: str, model: type[BaseModel],
             raise InputError(path, f"duplicate {id_field} {ident!r} (also {key}.{first[ident]})"
                              f"; {_REBUILD}", field=f"{key}.{i}.{id_field}")
         first[ident] = i
-        if known_docs is not None:
+        if doc_titles is not None:
             if text_sha256(rec.text) != recorded:
                 raise InputError(path, f"the text of chunk {ident!r} does not match its "
                                  f"{TEXT_SHA256} (edited after the build?): its vector is of "
                                  f"another text; {_REBUILD}", field=f"{key}.{i}.text")
-            if rec.doc_id not in known_docs:
+            if rec.doc_id not in doc_titles:
                 raise InputError(path, f"chunk {ident!r} belongs to unknown document "
                                  f"{rec.doc_id!r}; {_REBUILD}", field=f"{key}.{i}.doc_id")
         out.append(rec)
