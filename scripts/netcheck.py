@@ -29,23 +29,39 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+_CALL = re.compile(r"\b(connect|sendto|sendmsg)\(\d+(?:<(\w+):)?")
 _INET = re.compile(r'sin_port=htons\((\d+)\), sin_addr=inet_addr\("([^"]+)"\)')
 _INET6 = re.compile(r'sin6_port=htons\((\d+)\).*?inet_pton\(AF_INET6, "([^"]+)"')
 CLONE_NEWNET = 0x40000000
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 
 
-def destinations(trace: str) -> Counter[tuple[str, int]]:
-    """Every (address, port) an AF_INET/AF_INET6 connect() or addressed send of the trace
-    names (Unix sockets have no address here and are not listed)."""
-    seen: Counter[tuple[str, int]] = Counter()
+def destinations(trace: str) -> Counter[tuple[str, int, str]]:
+    """Every (address, port, call) an AF_INET/AF_INET6 connect() or addressed send of the
+    trace names (Unix sockets have no address here and are not listed). ``call`` is
+    ``connect``, ``udp-connect`` (a datagram socket's connect(), which sends no packet: it
+    only picks a route, as a resolver's reachability probe does) or ``send``; the socket's
+    protocol comes from strace's ``-yy`` annotation of the descriptor."""
+    seen: Counter[tuple[str, int, str]] = Counter()
     for line in trace.splitlines():
-        if not re.search(r"\b(connect|sendto|sendmsg)\(", line):
+        call = _CALL.search(line)
+        if call is None:
             continue
+        kind = ("send" if call.group(1) != "connect"
+                else "udp-connect" if (call.group(2) or "").startswith("UDP") else "connect")
         for pattern in (_INET, _INET6):
             for port, addr in pattern.findall(line):
-                seen[(addr, int(port))] += 1
+                seen[(addr, int(port), kind)] += 1
     return seen
+
+
+def leaves(addr: str, port: int, kind: str, *, udp_probes: bool = False) -> bool:
+    """Whether a destination counts as leaving the machine: anything outside the loopback,
+    except (with ``udp_probes``) a datagram connect() to a port other than DNS's, which
+    sends nothing."""
+    if is_loopback(addr):
+        return False
+    return not (udp_probes and kind == "udp-connect" and port != 53)
 
 
 def is_loopback(addr: str) -> bool:
@@ -73,6 +89,10 @@ def _loopback_only_namespace() -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trace", type=Path, help="keep strace's output in this file")
+    parser.add_argument("--allow-udp-probes", action="store_true",
+                        help="list datagram connect()s to ports other than 53 (route probes "
+                             "that send no packet, e.g. Chromium's IPv6 reachability check) "
+                             "without failing on them")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -88,18 +108,21 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with tempfile.TemporaryDirectory(prefix="netcheck-") as tmp:
         out = args.trace or Path(tmp) / "trace.txt"
-        code = subprocess.call(["strace", "-f", "-qq", "--seccomp-bpf",
+        code = subprocess.call(["strace", "-f", "-qq", "--seccomp-bpf", "-yy",
                                 "-e", "trace=connect,sendto,sendmsg", "-o", str(out), *command])
         seen = destinations(out.read_text(errors="replace"))
-    outside = {dest: n for dest, n in seen.items() if not is_loopback(dest[0])}
-    for (addr, port), n in sorted(outside.items()):
-        print(f"OUTSIDE\t{addr}:{port}\t{n}")
+    outside = {dest: n for dest, n in seen.items()
+               if leaves(*dest, udp_probes=args.allow_udp_probes)}
+    for (addr, port, kind), n in sorted(seen.items()):
+        if not is_loopback(addr):
+            mark = "OUTSIDE" if (addr, port, kind) in outside else "probe"
+            print(f"{mark}\t{kind}\t{addr}:{port}\t{n}")
     ports: dict[str, set[int]] = {}
-    for addr, port in seen:
-        if (addr, port) not in outside:
+    for addr, port, _ in seen:
+        if is_loopback(addr):
             ports.setdefault(addr, set()).add(port)
     for addr, used in sorted(ports.items()):
-        n = sum(seen[(addr, port)] for port in used)
+        n = sum(c for (a, _, _), c in seen.items() if a == addr)
         print(f"loopback\t{addr}\t{n} connects/sends to {len(used)} ports")
     print(f"command exit {code}; {sum(seen.values())} connects/sends, "
           f"{sum(outside.values())} outside the loopback")

@@ -54,22 +54,29 @@ def _netcheck_available() -> str | None:
 
 def test_trace_lines_are_read_by_hand_worked_examples() -> None:
     trace = "\n".join([
-        '12 connect(5, {sa_family=AF_INET, sin_port=htons(80), '
+        '12 connect(5<TCP:[101]>, {sa_family=AF_INET, sin_port=htons(80), '
         'sin_addr=inet_addr("169.254.169.254")}, 16) = -1 ENETUNREACH',
-        '12 connect(6, {sa_family=AF_INET, sin_port=htons(6379), '
+        '12 connect(6<TCP:[102]>, {sa_family=AF_INET, sin_port=htons(6379), '
         'sin_addr=inet_addr("127.0.0.1")}, 16) = 0',
-        '13 connect(7, {sa_family=AF_INET6, sin6_port=htons(443), sin6_flowinfo=htonl(0), '
-        'inet_pton(AF_INET6, "2001:db8::1", &sin6_addr), sin6_scope_id=0}, 28) = -1',
-        '13 sendto(8, "\\x12", 1, 0, {sa_family=AF_INET, sin_port=htons(53), '
-        'sin_addr=inet_addr("10.0.0.53")}, 16) = 1',
-        '14 connect(9, {sa_family=AF_UNIX, sun_path="/run/x.sock"}, 110) = 0',
+        '13 connect(7<UDPv6:[103]>, {sa_family=AF_INET6, sin6_port=htons(443), '
+        'sin6_flowinfo=htonl(0), inet_pton(AF_INET6, "2001:db8::1", &sin6_addr), '
+        'sin6_scope_id=0}, 28) = -1',
+        '13 connect(8<UDP:[104]>, {sa_family=AF_INET, sin_port=htons(53), '
+        'sin_addr=inet_addr("10.0.0.53")}, 16) = 0',
+        '13 sendto(9<UDP:[105]>, "\\x12", 1, 0, {sa_family=AF_INET, sin_port=htons(53), '
+        'sin_addr=inet_addr("10.0.0.54")}, 16) = 1',
+        '14 connect(10<UNIX:[106]>, {sa_family=AF_UNIX, sun_path="/run/x.sock"}, 110) = 0',
         '14 read(3, "sin_port=htons(1), sin_addr=inet_addr(\\"8.8.8.8\\")", 40) = 40',
     ])
     seen = netcheck.destinations(trace)
-    assert seen == {("169.254.169.254", 80): 1, ("127.0.0.1", 6379): 1,
-                    ("2001:db8::1", 443): 1, ("10.0.0.53", 53): 1}
-    assert [a for a, _ in seen if not netcheck.is_loopback(a)] == [
-        "169.254.169.254", "2001:db8::1", "10.0.0.53"]
+    assert seen == {("169.254.169.254", 80, "connect"): 1, ("127.0.0.1", 6379, "connect"): 1,
+                    ("2001:db8::1", 443, "udp-connect"): 1, ("10.0.0.53", 53, "udp-connect"): 1,
+                    ("10.0.0.54", 53, "send"): 1}
+    assert [d[0] for d in seen if netcheck.leaves(*d)] == [
+        "169.254.169.254", "2001:db8::1", "10.0.0.53", "10.0.0.54"]
+    # a route probe (a datagram connect() sends nothing) passes only when asked; DNS never
+    assert [d[0] for d in seen if netcheck.leaves(*d, udp_probes=True)] == [
+        "169.254.169.254", "10.0.0.53", "10.0.0.54"]
     assert all(netcheck.is_loopback(a) for a in ("127.0.0.1", "127.5.0.1", "::1",
                                                   "::ffff:127.0.0.1", "0.0.0.0"))
 
