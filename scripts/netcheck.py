@@ -108,8 +108,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with tempfile.TemporaryDirectory(prefix="netcheck-") as tmp:
         out = args.trace or Path(tmp) / "trace.txt"
+        # a test that would trace on its own sees that it is traced already (strace cannot nest)
+        env = {**os.environ, "RAGASSAY_NETCHECK": "1"}
         code = subprocess.call(["strace", "-f", "-qq", "--seccomp-bpf", "-yy",
-                                "-e", "trace=connect,sendto,sendmsg", "-o", str(out), *command])
+                                "-e", "trace=connect,sendto,sendmsg", "-o", str(out), *command],
+                               env=env)
         seen = destinations(out.read_text(errors="replace"))
     outside = {dest: n for dest, n in seen.items()
                if leaves(*dest, udp_probes=args.allow_udp_probes)}
