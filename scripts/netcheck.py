@@ -3,13 +3,14 @@ and send of it and of its children (strace -f), and list where they went.
 
     python scripts/netcheck.py [--trace FILE] -- COMMAND [ARG ...]
 
-Prints each destination outside the loopback (address:port, how many times) and a line per
-loopback address (how many connects, to how many ports), then exits 1 when any
-connect() or addressed send went outside 127.0.0.0/8 and ::1, 0 otherwise (the command's own
-exit code is printed, and is the result when it fails). Nothing can leave the machine while
-it runs: the namespace has no route but the loopback, so a regression shows up here as a
-failed connect() instead of traffic. Needs root and strace (seccomp-bpf filtering keeps the
-overhead to the traced calls, so a whole test suite runs under it).
+Prints on stderr, after the command's own output, each destination outside the loopback
+(address:port, how many times) and a line per loopback address (how many connects, to how
+many ports). Exits 1 when any connect() or addressed send went outside 127.0.0.0/8 and ::1
+(datagram route probes are listed, and pass with --allow-udp-probes), else the command's own
+exit code. Nothing can leave the machine while it runs: the namespace has no route but the
+loopback, so a regression shows up here as a failed connect() instead of traffic. Needs root
+and strace (seccomp-bpf filtering keeps the overhead to the traced calls, so a whole test
+suite runs under it).
 """
 
 from __future__ import annotations
@@ -119,16 +120,16 @@ def main(argv: list[str] | None = None) -> int:
     for (addr, port, kind), n in sorted(seen.items()):
         if not is_loopback(addr):
             mark = "OUTSIDE" if (addr, port, kind) in outside else "probe"
-            print(f"{mark}\t{kind}\t{addr}:{port}\t{n}")
+            print(f"{mark}\t{kind}\t{addr}:{port}\t{n}", file=sys.stderr)
     ports: dict[str, set[int]] = {}
     for addr, port, _ in seen:
         if is_loopback(addr):
             ports.setdefault(addr, set()).add(port)
     for addr, used in sorted(ports.items()):
         n = sum(c for (a, _, _), c in seen.items() if a == addr)
-        print(f"loopback\t{addr}\t{n} connects/sends to {len(used)} ports")
-    print(f"command exit {code}; {sum(seen.values())} connects/sends, "
-          f"{sum(outside.values())} outside the loopback")
+        print(f"loopback\t{addr}\t{n} connects/sends to {len(used)} ports", file=sys.stderr)
+    print(f"netcheck: command exit {code}; {sum(seen.values())} connects/sends, "
+          f"{sum(outside.values())} outside the loopback", file=sys.stderr)
     if outside:
         return 1
     return code

@@ -112,6 +112,6 @@ def test_local_ray_connects_only_to_the_loopback(tmp_path: Path) -> None:
     if TRACED:
         return
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "0 outside the loopback" in done.stdout
+    assert "0 outside the loopback" in done.stderr
     # the check saw Ray at work: its processes talk to each other over the loopback
     assert netcheck.destinations(trace.read_text(errors="replace"))
