@@ -1,3 +1,4 @@
+# Over 400 lines: the evaluation's stages (predict, score, judge) share one unit protocol; to split.
 """The evaluation core and the public Python API: questions, gold, predictions and evidence in,
 a :class:`~ragassay.runfolder.RunResult` out.
 

@@ -1,3 +1,4 @@
+# Over 400 lines: reading, anchoring, audit and fix share the anchoring look-ups; to split.
 """Questions and gold evidence: reading, cross-checks, and re-anchoring stale labels.
 
 Gold labels name chunk ids, and chunk ids change whenever documents are re-chunked. A label

@@ -1,3 +1,4 @@
+# Over 400 lines: the three built-in backends and their registry are one concept (a ranking).
 """Retrieval over an index, all with deterministic ties (score descending, position ascending).
 
 - :class:`VectorRetriever`: dense search through :mod:`ragassay.vector`, exact (the naive
