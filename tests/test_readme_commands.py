@@ -21,8 +21,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from builders import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 SKIP = ("./scripts/", "pip install", "ragassay serve-local",
         "ragassay run -c configs/eval/rag_quality_v1_llm.yaml")
 # Commands whose exit code is the gate's verdict, not an error.
