@@ -152,45 +152,61 @@ def zipf_words(rng: random.Random, vocabulary: int) -> tuple[list[str], list[flo
     return words, cum
 
 
-def squad_sentence(rng: random.Random, words: list[str], cum: list[float]) -> list[str]:
-    """One sentence's words: ~25 Zipf words, some capitalised (names), some numbers."""
-    n = max(6, int(rng.gauss(25, 9)))
+def squad_sentence(rng: random.Random, words: list[str], cum: list[float],
+                   topic: str) -> list[str]:
+    """One sentence's words: ~25 Zipf words, some capitalised (names), some numbers, the
+    article's topic in a third of them; one in a hundred is a list of 150-190 words (SQuAD
+    has lists of 900-1,200 characters, longer than two chunks)."""
+    n = rng.randint(150, 190) if rng.random() < 0.01 else max(6, int(rng.gauss(25, 9)))
     out = []
     for w in rng.choices(words, cum_weights=cum, k=n):
         r = rng.random()
         out.append(str(rng.randint(2, 2020)) if r < 0.04 else w.capitalize() if r < 0.16
                    else w)
-    out[0] = out[0].capitalize()  # a sentence starts with a capital, as sentence splitting expects
+    if rng.random() < 0.35:
+        out.insert(rng.randrange(len(out) + 1), topic)
+    out[0] = out[0].capitalize()  # sentence splitting expects a capital after a full stop
     return out
 
 
 def squad_file(path: Path, questions: int, chunks: int, seed: int = 0,
                chunking: tuple[int, int] = (400, 80)) -> dict[str, int]:
-    """A SQuAD v2 file of that shape at ``path`` (see ``QUESTION_WORDS``): paragraphs are
-    added until their 400/80 windows reach ``chunks``; questions are spread over them,
-    half unanswerable, each answerable one with three annotators' spans around one answer.
-    Returns the counts (paragraphs, chunks, questions, answerable)."""
+    """A SQuAD v2 file of that shape at ``path`` (see ``QUESTION_WORDS``): articles of five
+    paragraphs titled by their topic (a name many of their sentences and answers hold, as a
+    Wikipedia title is), paragraphs added until their 400/80 windows reach ``chunks``; three
+    sentences in a hundred repeat one of another article (articles quote each other);
+    questions spread over the paragraphs, half unanswerable, each answerable one with three
+    annotators' spans around one answer (in three questions of a hundred the first
+    annotator marks another sentence). Returns the counts (paragraphs, chunks, questions,
+    answerable)."""
     rng = random.Random(seed)
     words, cum = zipf_words(rng, 30_000)
     size, overlap = chunking
-    paragraphs: list[tuple[str, list[tuple[int, int, list[str]]]]] = []
-    total = 0
+    paragraphs: list[tuple[str, str, list[tuple[int, int, list[str]]]]] = []
+    earlier: list[list[str]] = []  # sentences of the articles before this one
+    total, topic = 0, ""
     while total < chunks:
+        if len(paragraphs) % 5 == 0:
+            earlier += [t for _, _, ss in paragraphs[-5:] for _, _, t in ss]
+            topic = "".join(rng.choice(LATIN) + rng.choice(VOWELS)
+                            for _ in range(3)).capitalize()
         target = min(3700, max(150, int(rng.lognormvariate(6.5, 0.45))))
-        sentences, text = [], ""
+        sentences: list[tuple[int, int, list[str]]] = []
+        text = ""
         while len(text) < target:
-            toks = squad_sentence(rng, words, cum)
+            toks = (rng.choice(earlier) if earlier and rng.random() < 0.03
+                    else squad_sentence(rng, words, cum, topic))
             start = len(text) + (1 if text else 0)
             text = (text + " " if text else "") + " ".join(toks) + "."
             sentences.append((start, len(text), toks))
-        paragraphs.append((text, sentences))
+        paragraphs.append((topic, text, sentences))
         total += 1 + max(0, -(-(len(text) - size) // (size - overlap)))
-    data, qn, answerable = [], 0, 0
+    articles: dict[str, list[Any]] = {}
+    qn, answerable = 0, 0
     per = questions / len(paragraphs)
-    for pi, (text, sentences) in enumerate(paragraphs):
+    for pi, (title, text, sentences) in enumerate(paragraphs):
         qas = []
-        want = int(per * (pi + 1)) - int(per * pi)
-        for _ in range(want):
+        for _ in range(int(per * (pi + 1)) - int(per * pi)):
             qid = f"q{qn:05d}"
             qn += 1
             s_start, _, toks = rng.choice(sentences)
@@ -202,26 +218,31 @@ def squad_file(path: Path, questions: int, chunks: int, seed: int = 0,
                             "is_impossible": True})
                 continue
             answerable += 1
-            a = rng.randrange(len(toks))
-            b = min(len(toks), a + rng.randint(1, 5))
-            offsets = [s_start + sum(len(t) + 1 for t in toks[:i]) for i in range(len(toks))]
-            answers = []
-            for _ in range(3):  # annotators: the same span, or a word more or less at an end
-                aa = max(0, min(a + rng.choice((0, 0, -1, 1)), b - 1))
-                bb = max(aa + 1, min(len(toks), b + rng.choice((0, 0, -1, 1))))
-                answers.append({"text": " ".join(toks[aa:bb]), "answer_start": offsets[aa]})
+            answers = _annotators(rng, s_start, toks, 3)
+            if len(sentences) > 1 and rng.random() < 0.03:  # one annotator marks elsewhere
+                o_start, _, o_toks = rng.choice([x for x in sentences if x[2] is not toks])
+                answers[0] = _annotators(rng, o_start, o_toks, 1)[0]
             qas.append({"id": qid, "question": question, "answers": answers,
                         "is_impossible": False})
-        data.append({"title": f"Article {pi // 5:04d}", "paragraphs": []})
-        data[-1]["paragraphs"].append({"context": text, "qas": qas})
-    # five paragraphs an article, as SQuAD's articles have several
-    articles: dict[str, list[Any]] = {}
-    for art in data:
-        articles.setdefault(art["title"], []).extend(art["paragraphs"])
+        articles.setdefault(f"{title} {pi // 5:04d}", []).append({"context": text, "qas": qas})
     path.write_text(json.dumps({"version": "v2.0", "data": [
         {"title": t, "paragraphs": ps} for t, ps in articles.items()]}), encoding="utf-8")
     return {"paragraphs": len(paragraphs), "chunks": total, "questions": qn,
             "answerable": answerable}
+
+
+def _annotators(rng: random.Random, start: int, toks: list[str], n: int) -> list[dict[str, Any]]:
+    """``n`` annotators' answers in the sentence at ``start``: one span of 1-5 words, each
+    annotator giving or taking a word at either end."""
+    a = rng.randrange(len(toks))
+    b = min(len(toks), a + rng.randint(1, 5))
+    offsets = [start + sum(len(t) + 1 for t in toks[:i]) for i in range(len(toks))]
+    out = []
+    for _ in range(n):
+        aa = max(0, min(a + rng.choice((0, 0, -1, 1)), b - 1))
+        bb = max(aa + 1, min(len(toks), b + rng.choice((0, 0, -1, 1))))
+        out.append({"text": " ".join(toks[aa:bb]), "answer_start": offsets[aa]})
+    return out
 
 
 def timed(cmd: Sequence[str], cwd: Path) -> tuple[float, float, str]:
