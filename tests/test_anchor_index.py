@@ -10,7 +10,6 @@ import numpy as np
 from ragassay.gold import (
     ANCHOR_STATES,
     AnchoredEvidence,
-    AnchorStatus,
     _adjacent_pairs,
     anchor_label,
 )

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import tiktoken
 
 from ragassay.answer.prompt import build_prompt, count_tokens
 from ragassay.schema import Chunk

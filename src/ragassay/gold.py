@@ -38,9 +38,10 @@ class AnchoredEvidence:
 
     ``chunk_ids`` are where the evidence is now: the chunks that each hold it alone
     (alternatives: a hit on any of them finds the label), or, for a ``split`` claim, the
-    adjacent chunks (two or more) that hold it together; none when it is nowhere. ``candidates`` are the
-    other chunks worth a look (holders in other documents, the nearest chunks of an
-    unanchored label), with ``similarity`` beside them when they only resemble the label.
+    adjacent chunks (two or more) that hold it together; none when it is nowhere.
+    ``candidates`` are the other chunks worth a look (holders in other documents, the
+    nearest chunks of an unanchored label), with ``similarity`` beside them when they only
+    resemble the label.
     """
 
     label: GoldEvidence

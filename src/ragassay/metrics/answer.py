@@ -120,7 +120,7 @@ class AnswerScores:
     groundedness_reason: str = ""
     answer_relevancy: float | None = None
     correct: int | None = None
-    must_contain_found: list[str] = field(default_factory=list)
+    must_contain_found: list[str | list[str]] = field(default_factory=list)
     citation_accuracy: float | None = None
     hallucination_flag: int | None = None
     unanswerable_detection_flag: int | None = None
