@@ -177,7 +177,8 @@ def squad_file(path: Path, questions: int, chunks: int, seed: int = 0,
     sentences in a hundred repeat one of another article (articles quote each other);
     questions spread over the paragraphs, half unanswerable, each answerable one with three
     annotators' spans around one answer (in three questions of a hundred the first
-    annotator marks another sentence). Returns the counts (paragraphs, chunks, questions,
+    annotator marks another sentence; a fifth of those asked about a sentence naming the
+    topic ask for the topic itself, whose name the documents' ids spell). Returns the counts (paragraphs, chunks, questions,
     answerable)."""
     rng = random.Random(seed)
     words, cum = zipf_words(rng, 30_000)
@@ -219,6 +220,9 @@ def squad_file(path: Path, questions: int, chunks: int, seed: int = 0,
                 continue
             answerable += 1
             answers = _annotators(rng, s_start, toks, 3)
+            if title in toks and rng.random() < 0.2:  # asks for the topic: "Paris", in "Paris"
+                at = s_start + sum(len(t) + 1 for t in toks[:toks.index(title)])
+                answers = [{"text": title, "answer_start": at}] * 3
             if len(sentences) > 1 and rng.random() < 0.03:  # one annotator marks elsewhere
                 o_start, _, o_toks = rng.choice([x for x in sentences if x[2] is not toks])
                 answers[0] = _annotators(rng, o_start, o_toks, 1)[0]
