@@ -539,3 +539,30 @@ def test_an_answer_of_another_annotator_makes_the_reply_right(tmp_path: Path) ->
         reply = Answer(text=text, status="supported")
         assert score_answer(q, reply, context_ids=[], gold_ids=[], chunk_texts={}).correct \
             == right
+
+
+def test_a_sentence_longer_than_two_chunks_is_labelled_where_its_run_starts(
+        tmp_path: Path) -> None:
+    # 400/80 windows start at 0, 320, 640, 960; the list starts at 351 (in windows 1 and 2)
+    # and ends at about 1,240: windows 2..4 hold it, so its label names window 2, and the
+    # run finds it there: split, not re-anchored.
+    lead = "The harbour has quays and boats. " * 10 + "Fishing is old here. "
+    items = ", ".join(f"pier number {i} on the east side" for i in range(1, 28))
+    ctx = lead + "The piers are " + items + "."
+    qa = {"id": "l", "question": "Which pier comes first?", "answers": [
+        {"text": "pier number 1 on", "answer_start": ctx.index("pier number 1 on")}]}
+    src = tmp_path / "s.json"
+    src.write_text(json.dumps({"version": "v2.0", "data": [{"title": "Piers", "paragraphs": [
+        {"context": ctx, "qas": [qa]}]}]}), encoding="utf-8")
+    out = tmp_path / "o"
+    assert invoke("import", "squad", src, "--out", out).exit_code == 0
+    (gold,) = read_jsonl(out / "gold.jsonl", GoldRecord)
+    label = gold.gold_evidence[0]
+    assert label.support_claim is not None and len(label.support_claim) > 800
+    start = ctx.index(label.support_claim)
+    assert start == 351 and 1040 < start + len(label.support_claim) <= 1360
+    assert label.chunk_id == "piers-p001::chunk-002"
+    metrics = index_and_run(out)
+    (moved,) = metrics["gold"]["reanchored"]
+    assert (moved["status"], moved["chunk_ids"]) == ("split", [
+        "piers-p001::chunk-002", "piers-p001::chunk-003", "piers-p001::chunk-004"])
