@@ -178,8 +178,8 @@ def squad_file(path: Path, questions: int, chunks: int, seed: int = 0,
     questions spread over the paragraphs, half unanswerable, each answerable one with three
     annotators' spans around one answer (in three questions of a hundred the first
     annotator marks another sentence; a fifth of those asked about a sentence naming the
-    topic ask for the topic itself, whose name the documents' ids spell). Returns the counts (paragraphs, chunks, questions,
-    answerable)."""
+    topic ask for the topic itself, whose name the documents' ids spell). Returns the
+    counts (paragraphs, chunks, questions, answerable)."""
     rng = random.Random(seed)
     words, cum = zipf_words(rng, 30_000)
     size, overlap = chunking
