@@ -258,3 +258,62 @@ def test_fields_the_data_set_lacks_are_not_metric_missing() -> None:
 @pytest.mark.parametrize("label", sorted(UNOBSERVABLE))
 def test_unobservable_labels_are_documented(label: str) -> None:
     assert len(UNOBSERVABLE[label]) > 40
+
+
+# --- a label split across chunks is one piece of evidence ------------------------------
+
+SPLIT = [chunk("h", 1, "The oldest towers were lit by open wood fires, which burned", 0),
+         chunk("h", 2, "which burned through several cords of wood in a winter.", 47),
+         chunk("h", 3, "Later keepers used oil lamps.", 104)]
+SPLIT_LABEL = {"chunk_id": "h::chunk-001", "doc_id": "h", "support_claim":
+               "The oldest towers were lit by open wood fires, which burned through several "
+               "cords of wood in a winter.", "required_terms": ["open wood fires"]}
+
+
+def split_case(text: str, cited: list[str], ranked: list[str], correct: int,
+               must: list[str] | None = None) -> Case:
+    marks = " ".join(f"[{c}]" for c in cited)
+    return make_case("What did the oldest towers burn?", chunks=SPLIT, gold=[SPLIT_LABEL],
+                     must=must or ["open wood fires"], ranked=ranked, top_k=2,
+                     answer=Answer(text=f"{text} {marks}", status="supported",
+                                   citations=[Citation(chunk_id=c) for c in cited]),
+                     scores={"correct": correct})
+
+
+def test_a_right_answer_citing_the_part_of_a_split_label_that_holds_it_is_no_failure() -> None:
+    # Before: both detectors fired on this right answer (each chunk of the run an item).
+    case = split_case("Open wood fires.", ["h::chunk-001"], ["h::chunk-001", "h::chunk-003"], 1)
+    assert case.gold.evidence[0].split
+    found = labels_of(case)
+    assert "citation_failure.insufficient_citation" not in found
+    assert "retrieval_failure.multi_chunk_evidence_missing" not in found
+    # Both chunks retrieved, the one holding the answer cited: the citation is enough.
+    case = split_case("Open wood fires.", ["h::chunk-001"], ["h::chunk-001", "h::chunk-002"], 1)
+    assert "citation_failure.insufficient_citation" not in labels_of(case)
+
+
+def test_a_split_label_whose_found_part_misses_the_answer_still_fires() -> None:
+    # The answer needs "several cords" too, which only the unretrieved second chunk holds.
+    case = split_case("Open wood fires.", ["h::chunk-001"], ["h::chunk-001", "h::chunk-003"],
+                      0, must=["open wood fires", "several cords"])
+    found = diagnose(case, CFG)
+    assert found["retrieval_failure.multi_chunk_evidence_missing"] == {
+        "found": ["h::chunk-001"], "missing": ["h::chunk-002"]}
+    # Retrieved but left uncited, the second chunk is insufficient citation.
+    case = split_case("Open wood fires.", ["h::chunk-001"], ["h::chunk-001", "h::chunk-002"],
+                      0, must=["open wood fires", "several cords"])
+    assert diagnose(case, CFG)["citation_failure.insufficient_citation"] == {
+        "reason": "part of the multi-chunk evidence is in the context but not cited",
+        "uncited_gold": ["h::chunk-002"]}
+
+
+def test_two_labels_one_cited_fire_unless_the_cited_chunk_holds_the_answer() -> None:
+    gold = [{"chunk_id": "a::chunk-001", "doc_id": "a", "support_claim": "검수 완료일로부터 2년"},
+            {"chunk_id": "a::chunk-002", "doc_id": "a", "support_claim": "계약금액의 0.5%"}]
+    answer = Answer(text="2년, 0.5% [a::chunk-001]", status="supported",
+                    citations=[Citation(chunk_id="a::chunk-001")])
+    case = make_case(gold=gold, must=["2년", "0.5%"], answer=answer)
+    assert diagnose(case, CFG)["citation_failure.insufficient_citation"]["uncited_gold"] == [
+        "a::chunk-002"]  # 0.5% is in the answer, not in what it cites
+    case = make_case(gold=gold, must=["2년"], answer=answer)
+    assert "citation_failure.insufficient_citation" not in labels_of(case)

@@ -10,8 +10,24 @@ from typing import Any
 
 from ..checks import Checks
 from ..gold import QuestionGold
+from ..metrics.answer import holds_item
 from ..schema import Answer, Question
 from ..store import Index
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One piece of gold evidence: its chunks, and whether they are needed ``together``
+    (a claim split across adjacent chunks) or each one is enough (alternatives)."""
+
+    chunk_ids: list[str]
+    together: bool
+
+    def met_by(self, chunk_ids: set[str]) -> bool:
+        """Are these chunks (retrieved, cited) enough for this piece?"""
+        if self.together:
+            return all(c in chunk_ids for c in self.chunk_ids)
+        return any(c in chunk_ids for c in self.chunk_ids)
 
 
 @dataclass
@@ -38,15 +54,38 @@ class Case:
     def gold_ids(self) -> list[str]:
         return [cid for cid, g in self.gold.grades.items() if g >= 1]
 
-    def gold_items(self) -> dict[str, list[str]]:
-        """The relevant gold as items: the chunk an item is counted under → its chunks (one
-        for most labels; every holder of a label held by several chunks, see
-        :attr:`QuestionGold.alternatives`)."""
+    def gold_items(self) -> list[Evidence]:
+        """The relevant gold as pieces of evidence: the chunks that each hold one label
+        alone are one piece, any of them enough (:attr:`QuestionGold.alternatives`); the
+        adjacent chunks of a ``split`` label are one piece, needed together; every other
+        gold chunk is a piece of its own. In order of the gold chunks."""
         same = self.gold.alternatives
-        items: dict[str, list[str]] = {}
+        groups: dict[str, list[str]] = {}
         for cid in self.gold_ids:
-            items.setdefault(same.get(cid, cid), []).append(cid)
-        return items
+            groups.setdefault(same.get(cid, cid), []).append(cid)
+        runs = [ev.chunk_ids for ev in self.gold.evidence if ev.split and ev.label.grade >= 1]
+        in_run = {c: run for run in runs for c in run}
+        out: list[Evidence] = []
+        for key, chunks in groups.items():
+            run = in_run.get(key)
+            if run is None:
+                out.append(Evidence(chunks, together=False))
+            elif run[0] == key:  # a run is listed once, at its first chunk
+                out.append(Evidence(list(run), together=True))
+        return out
+
+    def covers_answer(self, chunk_ids: list[str]) -> bool:
+        """Do these chunks hold what the answer had to say? True when the answer is right
+        and each ``must_contain`` item stands in one of them; without ``must_contain``, when
+        each ``required_terms`` item of the gold labels does (and there is one). A
+        multi-chunk label is then covered although some of its chunks are not there: its
+        other chunks hold the rest of the sentence, not the answer."""
+        texts = [self.text(c) for c in chunk_ids]
+        if self.question.must_contain:
+            return self.answer_scores.get("correct") == 1 and all(
+                any(holds_item(t, item) for t in texts) for item in self.question.must_contain)
+        terms = [t for ev in self.gold.evidence for t in ev.label.required_terms]
+        return bool(terms) and all(any(holds_item(t, term) for t in texts) for term in terms)
 
     @property
     def first_gold_rank(self) -> int:

@@ -24,16 +24,18 @@ def correct_answer_wrong_citation(case: Case, cfg: DiagnoseConfig) -> dict[str, 
 
 @detects("citation_failure")
 def insufficient_citation(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
-    """A supported answer with no citation, or one that leaves retrieved gold evidence uncited."""
+    """A supported answer with no citation, or one that leaves retrieved gold evidence uncited
+    while its cited chunks do not hold what the answer says (:meth:`Case.covers_answer`)."""
     if not case.supported:
         return None
     if not case.cited:
         return {"reason": "supported answer cites nothing"}
-    items = case.gold_items()  # chunks holding the same label alone: citing one suffices
+    pieces = case.gold_items()  # alternatives: citing one suffices; a split label: one piece
     cited = set(case.cited)
-    uncited = [c for item in items.values() if not cited.intersection(item)
-               for c in item if c in case.context_ids]
-    if len(items) >= 2 and uncited and cited & set(case.gold_ids):
+    uncited = [c for piece in pieces if not piece.met_by(cited)
+               for c in piece.chunk_ids if c in case.context_ids and c not in cited]
+    several = len(pieces) >= 2 or any(p.together for p in pieces)
+    if several and uncited and cited & set(case.gold_ids) and not case.covers_answer(case.cited):
         return {"reason": "part of the multi-chunk evidence is in the context but not cited",
                 "uncited_gold": uncited}
     return None

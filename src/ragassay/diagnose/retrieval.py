@@ -126,12 +126,18 @@ def query_wording_mismatch(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | 
 
 @detects("retrieval_failure")
 def multi_chunk_evidence_missing(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
-    """Evidence needs several chunks; some but not all are in the top-k. Chunks that each
-    hold the same label alone are one piece of evidence: any of them in the top-k finds it."""
-    items = case.gold_items()
+    """Evidence needs several chunks; some but not all are in the top-k, and those there do
+    not hold what the answer had to say (:meth:`Case.covers_answer`). Chunks that each hold
+    the same label alone are one piece of evidence (any of them in the top-k finds it); the
+    chunks of a label split across adjacent chunks are one piece too, found when all are."""
+    pieces = case.gold_items()
     top = set(case.ranked[: case.top_k])
-    found = [c for item in items.values() for c in item if c in top]
-    missing = [c for item in items.values() if not top.intersection(item) for c in item]
-    if len(items) < 2 or not found or not missing:
+    found = [c for piece in pieces for c in piece.chunk_ids if c in top]
+    missing = [c for piece in pieces if not piece.met_by(top)
+               for c in piece.chunk_ids if c not in top]
+    several = len(pieces) >= 2 or any(p.together for p in pieces)
+    if not several or not found or not missing:
+        return None
+    if case.covers_answer([c for c in case.ranked[: case.top_k]]):
         return None
     return {"found": found, "missing": missing}

@@ -135,7 +135,8 @@ def placed_chunk(doc_id: str, text: str, start: int, end: int, *,
                  chunk_size: int = DEFAULT_CHUNK_SIZE, overlap: int = DEFAULT_OVERLAP) -> str:
     """The id of the first chunk of that chunking that holds ``text[start:end]``; when no
     single chunk holds it (cut by a boundary), the first of the first two adjacent chunks
-    that do together (the run reports the label as ``split``), else the chunk it starts in."""
+    that do together (the run reports the label as ``split``), else the last chunk it
+    starts in (the first of the fewest chunks that hold it, as anchoring finds them)."""
     spans = windows(len(text), chunk_size, overlap)
     for seq, (a, b) in enumerate(spans, start=1):
         if a <= start and end <= b:
@@ -143,10 +144,8 @@ def placed_chunk(doc_id: str, text: str, start: int, end: int, *,
     for seq, ((a, _), (_, b)) in enumerate(zip(spans, spans[1:], strict=False), start=1):
         if a <= start and end <= b:
             return chunk_id(doc_id, seq)
-    for seq, (a, b) in enumerate(spans, start=1):
-        if a <= start < b:
-            return chunk_id(doc_id, seq)
-    return chunk_id(doc_id, 1)
+    starts_in = [seq for seq, (a, b) in enumerate(spans, start=1) if a <= start < b]
+    return chunk_id(doc_id, starts_in[-1] if starts_in else 1)
 
 
 def claim_label(doc_id: str, text: str, start: int, end: int, *,

@@ -44,7 +44,13 @@ def _month_number(name: str) -> int:
     return _DE_MONTHS.get(name) or _EN_MONTHS.get(name.rstrip("."), 0)
 
 
+_DIGIT = re.compile(r"\d")
+
+
 def find_dates(text: str) -> Iterator[Quantity]:
+    """Every date the patterns find in ``text`` (value ``yyyymmdd``, a missing part 0)."""
+    if not _DIGIT.search(text):
+        return  # every date pattern holds a digit
     for pattern in _DATE_PATTERNS:
         for m in pattern.finditer(text):
             parts = m.groupdict()

@@ -53,7 +53,10 @@ def extract_numbers(text: str) -> list[Quantity]:
 
 def _fold_width(text: str) -> str:
     """NFKC per character where it keeps the length (``３，０００`` → ``3,000``, ``％`` →
-    ``%``), so that spans found in the folded text index the original text too."""
+    ``%``), so that spans found in the folded text index the original text too. A text
+    in NFKC already (ASCII, most Korean) has no character that NFKC changes."""
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):
+        return text
     return "".join(f if len(f := unicodedata.normalize("NFKC", ch)) == 1 else ch
                    for ch in text)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from decimal import Decimal
+from functools import lru_cache
 
 from .quantity import TIME, Quantity
 from .units import GAP_RE, HANGUL_RUN, is_ko_tail, match_unit
@@ -29,6 +30,7 @@ _DE_COMPOUND_RE = re.compile(
 )
 
 
+@lru_cache(maxsize=65536)  # called for every word of every text: words repeat
 def _german_word(word: str) -> tuple[int, bool] | None:
     """Value of a German number word and whether it is an article (needs a unit)."""
     w = word.casefold()
