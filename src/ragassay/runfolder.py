@@ -12,7 +12,10 @@ for a question with at least one failure label, ``failure_cases.jsonl`` (:class:
 ``chunks.jsonl`` (:class:`ChunkTextRow`) holds the text of every chunk the questions refer to
 (retrieved, gold, in the context or cited), so ``ragassay report RUN_DIR`` can show chunk
 texts later without the index (a folder without it reads with no chunk texts);
-``summary.md`` and ``report.html`` are rendered from the same record.
+``summary.md`` and ``report.html`` are rendered from the same record. A run of a system
+under test also keeps what the system returned, as ``predictions.jsonl`` (our predictions
+format, in question order), and the system's identity, ``system.json``: ``ragassay run
+--predictions RUN/predictions.jsonl`` scores the same replies again, without the system.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from .jsonio import (
     read_json,
     write_jsonl,
 )
-from .schema import Answer, StrictBool
+from .schema import Answer, Prediction, StrictBool
 
 RUN_SCHEMA_VERSION = 1
 METRICS_JSON = "metrics.json"
@@ -44,6 +47,8 @@ RETRIEVED_JSONL = "retrieved_chunks.jsonl"
 ANSWERS_JSONL = "answers.jsonl"
 FAILURES_JSONL = "failure_cases.jsonl"
 CHUNKS_JSONL = "chunks.jsonl"
+PREDICTIONS_JSONL = "predictions.jsonl"
+SYSTEM_JSON = "system.json"
 GROUPS = ("retrieval", "answer")
 
 
@@ -279,6 +284,10 @@ class RunResult:
     # {chunk_id: text} of the chunks the questions refer to (see referenced_chunk_texts),
     # for the report page; written to chunks.jsonl. Empty: the page shows ids only.
     chunk_texts: dict[str, str] = field(default_factory=dict)
+    # A system under test's replies as predictions and its identity (predictions.jsonl,
+    # system.json); none for other runs.
+    predictions: list[Prediction] = field(default_factory=list, compare=False)
+    system: dict[str, Any] | None = field(default=None, compare=False)
 
     @property
     def run_id(self) -> str:
@@ -314,6 +323,13 @@ class RunResult:
         with out.open(CHUNKS_JSONL) as fh:
             write_jsonl(fh, ({"chunk_id": cid, "text": text}
                              for cid, text in self.chunk_texts.items()))
+        if self.predictions:
+            with out.open(PREDICTIONS_JSONL) as fh:
+                write_jsonl(fh, (p.model_dump(mode="json", exclude_defaults=True)
+                                 | {"answer": p.answer.model_dump(mode="json")}
+                                 for p in self.predictions))
+        if self.system is not None:
+            out.text(SYSTEM_JSON, json_text(self.system))
         out.text("summary.md", render_summary_md(self))
         out.text("report.html", render_html(self))
         # metrics.json last, with the time the other files took (it is their only record)

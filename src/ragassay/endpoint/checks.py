@@ -11,17 +11,17 @@ import os
 from pathlib import Path
 
 from ..errors import InputError
-from .config import EndpointConfig
+from .config import CallConfig, EndpointConfig
 from .redact import MASK, redact_text, redact_url, url_secrets
 from .transport import plain_url, request_headers
 
 PROBE_TIMEOUT_S = 5.0
 
 
-def check_api_key(cfg: EndpointConfig, *, what: str, path: str | Path = "config") -> None:
+def check_api_key(cfg: CallConfig, *, what: str, path: str | Path = "config") -> None:
     """Refuse a named key variable that is unset or empty, before any work:
     :class:`InputError` on field ``{what}.api_key_env`` (``what`` is the config section,
-    ``answerer`` or ``judge``; ``path`` the config file)."""
+    ``answerer``, ``judge`` or ``system``; ``path`` the config file)."""
     name = cfg.api_key_env
     if name is None:
         return
