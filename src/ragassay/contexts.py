@@ -6,7 +6,9 @@ that every measure reads as it reads ours, and places each gold label in them wi
 anchoring of :mod:`ragassay.gold` — the same code and the same states as the audit:
 
 - a hit whose ``chunk_id`` is a chunk of the evidence is that chunk (ids win: its own text,
-  whatever text the hit carries); any other hit is a *returned text*, a chunk of its own
+  whatever text the hit carries), and so is a hit whose text is a chunk's text word for
+  word (normalised; the first such chunk in index order); any other hit is a *returned
+  text*, a chunk of its own
   with the id ``<id>@<question_id>`` (``#2@q07`` for the second hit of q07 given without an
   id), in one document of its own (:data:`RETURNED_DOC`; the system's ``doc_id`` is its
   title, its ``page`` its page span); two hits with the same id, or with the same text
@@ -20,7 +22,9 @@ anchoring of :mod:`ragassay.gold` — the same code and the same states as the a
   else all its ``required_terms``); ``also_in`` — several hits hold it, each alone
   (alternatives: finding any finds the label); ``split`` — two consecutive hits hold it
   together; ``terms_only`` — no hit holds the claim, one holds every required term (a
-  paraphrase to review); ``unanchored`` — no hit holds it: the label is missed, and stays
+  paraphrase to review); a label whose chunks of the evidence were returned (by id or
+  word for word) keeps the state it has there (``split``, ``lost_in_parsing`` …);
+  ``unanchored`` — no hit holds it: the label is missed, and stays
   gold at its place in the evidence (a relevant item the ranking does not have), so
   recall, MRR and nDCG count it as missed.
 
@@ -83,11 +87,12 @@ def _items(pred: Prediction, store: Index, used: set[str]
             sid = ids[hit.chunk_id]
         else:
             text = hit.text or ""  # check_predictions refused an unknown id without text
-            sid = by_text.get(normalize(text), "")
+            norm = normalize(text)
+            sid = by_text.get(norm, "") or chunk_of_text(store, norm)
             if not sid:
                 sid = _item_id(hit.chunk_id, pred.question_id, store, used)
                 used.add(sid)
-                by_text[normalize(text)] = sid
+                by_text[norm] = sid
                 # one document for all returned texts: never a neighbour of our chunks
                 chunks.append(Chunk(chunk_id=sid, doc_id=RETURNED_DOC, title=hit.doc_id or "",
                                     text=text, seq=len(chunks) + 1,
@@ -97,10 +102,25 @@ def _items(pred: Prediction, store: Index, used: set[str]
     return hits, ids, chunks
 
 
+def chunk_of_text(store: Index, normalized: str) -> str:
+    """The id of the evidence's first chunk (index order) whose text, normalised, is
+    ``normalized``; ``""`` when none is. A returned text that is one of our chunks word for
+    word is that chunk, as if the system had named it."""
+    by_text: dict[str, str] | None = store.cache.get("chunk_by_normalized_text")
+    if by_text is None:
+        by_text = {}
+        for c in store.chunks:
+            by_text.setdefault(normalize(c.text), c.chunk_id)
+        store.cache["chunk_by_normalized_text"] = by_text
+    return by_text.get(normalized, "")
+
+
 def _mini(hits: Sequence[RetrievedChunk], lookup: Mapping[str, Chunk]) -> Index:
     """The question's hits as one document in rank order, each item once."""
     order = list(dict.fromkeys(h.chunk_id for h in hits))
-    chunks = [Chunk(chunk_id=c, doc_id=RETURNED_DOC, text=lookup[c].text, seq=i)
+    # a space after each text: two neighbours join as "… lasts" + " 2 years", not "lasts2"
+    # (normalising strips it from a text read alone)
+    chunks = [Chunk(chunk_id=c, doc_id=RETURNED_DOC, text=lookup[c].text + " ", seq=i)
               for i, c in enumerate(order, 1)]
     return Index(Path("(returned texts)"), {}, [Document(doc_id=RETURNED_DOC)], chunks,
                  np.zeros((len(chunks), 0), np.float32))
@@ -158,6 +178,10 @@ def place_texts(questions: Sequence[Question], gold: Mapping[str, QuestionGold],
         evidence = []
         for i, ev in enumerate(qgold.evidence):
             where = place_label(ev, mini)
+            if not where.chunk_ids and any(mini.has(c) for c in ev.chunk_ids):
+                # returned as the evidence's own chunks: placed as the evidence has it
+                where = AnchoredEvidence(ev.label, ev.status, ev.chunk_ids, "returned as "
+                                         "the evidence's own chunks", split=ev.split)
             states[where.status] += 1
             labels.append({**where.report(q.question_id), "label": i})
             # missed: stays gold where the evidence has it, a relevant item not retrieved

@@ -85,15 +85,19 @@ class BaselineSystem:
             raise ValueError("messages holds no user message with a text content")
         pred = self.predict(users[-1]["content"])
         ids = [h.chunk_id for h in pred.retrieved]
-        marks = "".join(f" [{ids.index(c.chunk_id) + 1}]" for c in pred.answer.citations
-                        if c.chunk_id in ids)
+        content = pred.answer.text
+        for c in pred.answer.citations:  # our ids are not the client's: cite by number
+            if c.chunk_id in ids:
+                mark = f"[{ids.index(c.chunk_id) + 1}]"
+                content = content.replace(f"[{c.chunk_id}]", mark) if f"[{c.chunk_id}]" \
+                    in content else f"{content} {mark}"
         usage = pred.usage.model_dump(include={"prompt_tokens", "completion_tokens"}) \
             if pred.usage else {"prompt_tokens": 0, "completion_tokens": 0}
         return {"id": "chatcmpl-baseline", "object": "chat.completion",
                 "model": str(body.get("model") or "baseline"),
                 "choices": [{"index": 0, "finish_reason": "stop",
                              "message": {"role": "assistant",
-                                         "content": pred.answer.text + marks}}],
+                                         "content": content}}],
                 "usage": {**usage, "total_tokens": sum(usage.values())},
                 "sources": [self.hit(h.chunk_id, h.score, False) for h in pred.retrieved],
                 "system_fingerprint": SYSTEM_VERSION}
