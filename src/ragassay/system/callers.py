@@ -78,11 +78,15 @@ def load_callable(target: str, field: str = "system.callable") -> Callable[..., 
     return fn  # type: ignore[no-any-return]
 
 
-def _source_sha256(fn: Callable[..., Any]) -> str | None:
-    try:
-        path = inspect.getsourcefile(fn) or inspect.getsourcefile(type(fn))
-    except TypeError:
-        return None
+def _source_sha256(fn: Callable[..., Any], module: str | None) -> str | None:
+    """sha256 of the file of ``module`` (the one the target names: an adapter's callable
+    is defined elsewhere, but configured there), else of ``fn``'s own source file."""
+    path = getattr(sys.modules.get(module or ""), "__file__", None)
+    if not path:
+        try:
+            path = inspect.getsourcefile(fn) or inspect.getsourcefile(type(fn))
+        except TypeError:
+            return None
     if not path or not Path(path).is_file():
         return None
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
@@ -101,10 +105,13 @@ class PythonSystem:
 
     def identity(self) -> dict[str, Any]:
         """The callable's name and its module file's sha256 (a changed file is another
-        system, also for the cache), with the reply paths."""
+        system, also for the cache: what the file builds, e.g. an index, is not seen),
+        with the reply paths."""
         return {"kind": "python", "callable": self.cfg.callable or getattr(
                     self.fn, "__qualname__", type(self.fn).__qualname__),
-                "source_sha256": _source_sha256(self.fn), "reply": self.cfg.reply.model_dump()}
+                "source_sha256": _source_sha256(self.fn, (self.cfg.callable or "")
+                                                .partition(":")[0]),
+                "reply": self.cfg.reply.model_dump()}
 
     def ask(self, request: dict[str, Any], question_id: str, key: str) -> Prediction:
         t0 = time.perf_counter()
