@@ -21,7 +21,7 @@ from ragassay.errors import NOT_MEASURED
 from ragassay.run import run_evaluation
 from ragassay.system import ReplyPaths, SystemConfig, fill_request, read_reply
 
-FIXTURE = Path(__file__).parent / "fixtures" / "system"
+FIXTURE = Path(__file__).resolve().parents[1] / "examples" / "text_system"
 runner = CliRunner()
 
 

@@ -165,6 +165,7 @@ class Transport:
         self._stopped = threading.Event()  # set when the client gave up on the server
         self._stop_reason = ""
         self.max_connections: int | None = cfg.concurrency
+        self._timeout: Any = None  # httpx.Timeout, made with the client
 
     def url_of(self, path: str) -> str:
         """The request URL for ``path``: the configured URL's path, then ``path``, then its
@@ -228,8 +229,11 @@ class Transport:
                 # trust_env=False and our own transport: no proxy or netrc from the
                 # environment redirects our calls.
                 self._http = httpx.Client(
-                    headers=self._headers, trust_env=False,
-                    transport=DeadlineTransport(self.max_connections))
+                    headers={**self._headers, "Content-Type": "application/json"},
+                    trust_env=False, transport=DeadlineTransport(self.max_connections))
+                # pool=None: waiting for a free connection of our own pool is not the
+                # request's time; the deadline (deadline_scope) bounds everything else.
+                self._timeout = httpx.Timeout(self.call_cfg.timeout_s, pool=None)
             return self._http
 
     # --- the call ----------------------------------------------------------------------
@@ -310,18 +314,13 @@ class Transport:
             self._wait(delay)
             retries += 1
 
-    def _send(self, url: str, payload: Any) -> tuple[int, dict[str, str], bytes]:
-        """One request: status, headers (lower-case names) and the whole body, read within
-        the size limit."""
-        import httpx
-
+    def _send(self, url: str, payload: Any) -> tuple[int, Any, bytes]:
+        """One request: status, headers (case-insensitive ``get``) and the whole body, read
+        within the size limit."""
         limit = self.call_cfg.max_reply_bytes
-        # pool=None: waiting for a free connection of our own pool is not the request's
-        # time; the deadline (deadline_scope) bounds everything else.
-        timeout = httpx.Timeout(self.call_cfg.timeout_s, pool=None)
         content = json.dumps(payload, ensure_ascii=False).encode()
-        with self._client().stream("POST", url, content=content, timeout=timeout,
-                                   headers={"Content-Type": "application/json"}) as resp:
+        with self._client().stream("POST", url, content=content,
+                                   timeout=self._timeout) as resp:
             length = resp.headers.get("content-length", "")
             if length.isdigit() and int(length) > limit:
                 raise _TooLarge
@@ -330,8 +329,7 @@ class Transport:
                 body += piece
                 if len(body) > limit:
                     raise _TooLarge
-            return resp.status_code, {k.lower(): v for k, v in resp.headers.items()}, \
-                bytes(body)
+            return resp.status_code, resp.headers, bytes(body)
 
     def scrub(self, text: str) -> str:
         """``text`` (a server's error body, an exception's message) without the key, the
