@@ -50,7 +50,7 @@ import threading
 import time
 from collections.abc import Callable
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from .. import __version__
@@ -206,7 +206,7 @@ class Transport:
 
     # --- lifecycle ---------------------------------------------------------------------
 
-    def __enter__(self) -> Transport:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -75,7 +75,7 @@ def load_callable(target: str, field: str = "system.callable") -> Callable[..., 
     fn = getattr(module, name, None)
     if fn is None or not callable(fn):
         raise InputError(field, f"{module_name!r} has no callable {name!r}")
-    return fn  # type: ignore[no-any-return]
+    return fn
 
 
 def _source_sha256(fn: Callable[..., Any], module: str | None) -> str | None:
