@@ -266,10 +266,10 @@ class Transport:
                                     ) from None
             except httpx.ConnectTimeout:
                 reason = f"no connection to {shown} within {cfg.timeout_s:g} s"
-                self._connection_failed("no connection within the timeout")
+                self._connection_failed(f"no connection within {cfg.timeout_s:g} s")
             except httpx.TimeoutException:
                 reason = f"no reply from {shown} within {cfg.timeout_s:g} s"
-                self._connection_failed("no reply within the timeout")
+                self._connection_failed(f"no reply within {cfg.timeout_s:g} s")
             except httpx.TransportError as exc:
                 reason = f"cannot reach {shown}: {type(exc).__name__}: {self.scrub(str(exc))}"
                 if isinstance(exc, httpx.ConnectError):
