@@ -133,7 +133,7 @@ def summarize(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult], *,
     return RunMetrics(
         schema_version=RUN_SCHEMA_VERSION, run_id=run_id, mode=mode,
         pipeline=cfg.pipeline.model_dump(),
-        answerer=({"kind": "external"} if mode == "predictions"
+        answerer=({"kind": "external"} if mode in ("predictions", "system")
                   else cfg.answerer.model_dump()),
         counts=Counts(
             questions=len(results),

@@ -26,6 +26,7 @@ from .jsonio import parse_record, read_yaml
 from .metrics.measures import ANSWER_MEASURES, parse_measure
 from .metrics.retrieval import rag_measure
 from .schema import DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP, Question
+from .system.config import SystemConfig
 
 # Keys of the contract's config format that no pipeline implements: every preset requires
 # exactly these values (checked in one place, `check_contract`), so a config asking for a
@@ -202,6 +203,8 @@ class EvalConfig(_Strict):
     decline_phrases: list[str] = Field(default_factory=list)
     # Optional claim-level judge through an OpenAI-compatible endpoint.
     judge: EndpointConfig | None = None
+    # A system under test, called as it runs (URL or package.module:function; docs/system.md)
+    system: SystemConfig | None = None
     # Where the run's units run (local, process, ray); not part of what is measured.
     executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
     # CI bars on metric means, e.g. {recall_at_5: ">= 0.8"}; see `ragassay gate`.
@@ -254,7 +257,8 @@ def _error(path: Path, lines: dict[str, int], field: str, message: str) -> Input
 
 # Keys that hold paths: a relative path written in a config is relative to the config's folder.
 PATH_KEYS = ("index_dir", "source_dir", "predictions_path", "chunks_path", "questions_path",
-             "gold_evidence_path", "output_root", "answerer.cache_dir", "judge.cache_dir")
+             "gold_evidence_path", "output_root", "answerer.cache_dir", "judge.cache_dir",
+             "system.cache_dir")
 
 
 def _resolve_paths(data: dict[str, Any], base: Path) -> None:
@@ -317,9 +321,9 @@ def check_contract(cfg: EvalConfig, path: Path, lines: dict[str, int] | None = N
     if cfg.index_dir is None and cfg.chunks_path is None:
         raise _error(path, lines, "index_dir", "give index_dir (or chunks_path with "
                      "predictions_path to score another system's predictions)")
-    if cfg.index_dir is None and cfg.predictions_path is None:
+    if cfg.index_dir is None and cfg.predictions_path is None and cfg.system is None:
         raise _error(path, lines, "chunks_path", "a chunk file has no embeddings: it can only "
-                     "score predictions; add predictions_path or use index_dir")
+                     "score predictions; add predictions_path or system, or use index_dir")
     pipe = cfg.pipeline
     if pipe.name not in PRESETS:
         raise _error(path, lines, "pipeline.name",
@@ -393,11 +397,13 @@ def check_endpoints(cfg: EvalConfig, *, probe: bool = True,
     path: str | Path = cfg.path or "config"
     targets: list[tuple[str, EndpointConfig]] = []
     if ("answerer" in sections and cfg.answerer.kind == "llm"
-            and cfg.predictions_path is None):
+            and cfg.predictions_path is None and cfg.system is None):
         targets.append(("answerer", cfg.answerer.endpoint()))
     if "judge" in sections and cfg.judge is not None:
         targets.append(("judge", cfg.judge))
     try:
+        if "answerer" in sections and cfg.system is not None and cfg.predictions_path is None:
+            check_api_key(cfg.system, what="system", path=path)  # the system is not probed
         for what, endpoint in targets:  # all keys first: no network for a missing one
             check_api_key(endpoint, what=what, path=path)
         probed: set[str] = set()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,9 @@ from .aggregate import summarize
 from .answer.prompt import TOKENIZER, build_prompt, count_tokens
 from .checks import question_checks
 from .config import EvalConfig
+from .contexts import place_texts
 from .diagnose import Case, diagnose
+from .errors import InputError
 from .executor import Executor, LocalExecutor, split
 from .gold import anchor_gold, check_gold, gold_warnings
 from .inputs import Inputs, Predicted, gold_rows
@@ -87,7 +89,7 @@ def cap_k(cfg: EvalConfig, inputs: Inputs, k: int) -> tuple[int, str | None]:
     """``k``, capped for the built-in pipeline at the number of chunks (a larger k retrieves
     nothing more), with a note saying so; a predictions file is judged at any k."""
     n = len(inputs.store.chunks)
-    if cfg.predictions_path is None and k > n:
+    if cfg.predictions_path is None and cfg.system is None and k > n:
         return n, f"k={k} is more than the {n} chunks of the index: using k={n}"
     return k, None
 
@@ -100,6 +102,8 @@ def predict(cfg: EvalConfig, inputs: Inputs, *, k: int, threshold: float | None 
     if cfg.predictions_path is not None:
         return Predicted(load_predictions(cfg.predictions_path, inputs.questions, inputs.store,
                                           lenient=cfg.lenient, warnings=inputs.warnings))
+    if cfg.system is not None:
+        return ask_system(cfg, inputs, k=k, progress=progress)
     from .pipeline import Pipeline
 
     executor = executor or LocalExecutor()
@@ -120,6 +124,33 @@ def predict(cfg: EvalConfig, inputs: Inputs, *, k: int, threshold: float | None 
     timings["answer_s"] = time.perf_counter() - t0
     by_id = {q.question_id: r for q, r in zip(inputs.questions, rankings, strict=True)}
     return Predicted(preds, by_id, errors, timings)
+
+
+def ask_system(cfg: EvalConfig, inputs: Inputs, *, k: int, progress: bool = False
+               ) -> Predicted:
+    """The predictions of the system under test (``cfg.system``): every question asked
+    (:func:`ragassay.system.ask_all`), the replies checked as a predictions file's lines
+    are; its identity in ``audit["system"]``, its calls' time in ``timings``."""
+    from .system import ask_all, open_system
+
+    assert cfg.system is not None
+    t0 = time.perf_counter()
+    system = open_system(cfg.system, (*DEFAULT_DECLINE_PHRASES, *cfg.decline_phrases))
+    try:
+        preds, errors, identity, cached = ask_all(system, cfg.system, inputs.questions, k,
+                                                  progress=progress)
+    finally:
+        system.close()
+    checked: dict[str, Prediction] = {}
+    for qid, pred in preds.items():  # a reply we cannot score fails its question only
+        try:
+            checked.update(check_predictions([pred], inputs.questions, inputs.store,
+                                             cfg.system.target))
+        except InputError as exc:
+            errors[qid] = f"system reply unusable: {exc.message}"
+    return Predicted(checked, errors=errors,
+                     timings={"system_s": time.perf_counter() - t0, "system_cached": cached},
+                     audit={"system": identity})
 
 
 def retrieve_all(work: Work, k: int, executor: Executor) -> list[Ranking]:
@@ -307,6 +338,19 @@ def _score_unanswered(cfg: EvalConfig, inputs: Inputs, q: Question, ranking: Ran
 SCORE_BATCH = 512  # questions per scoring unit sent to a worker, at most
 
 
+def placed_inputs(inputs: Inputs, predicted: Predicted) -> tuple[Inputs, Predicted]:
+    """The inputs and predictions with the contexts the system returned as text placed
+    (:func:`ragassay.contexts.place_texts`): their texts added to the evidence, their
+    questions' gold placed in them. Unchanged when no prediction carries a text (then
+    also when called again on its own result)."""
+    placement = place_texts(inputs.questions, inputs.gold, inputs.store, predicted.predictions)
+    if not placement.placed:
+        return inputs, predicted
+    return (replace(inputs, store=placement.store, gold=placement.gold),
+            replace(predicted, predictions=placement.predictions,
+                    audit={**predicted.audit, "returned_texts": placement.audit}))
+
+
 def score(cfg: EvalConfig, inputs: Inputs, predicted: Predicted, *, k: int,
           threshold: float | None = None, executor: Executor | None = None,
           times: list[float] | None = None) -> list[QuestionResult]:
@@ -314,6 +358,7 @@ def score(cfg: EvalConfig, inputs: Inputs, predicted: Predicted, *, k: int,
     without a prediction is not measured. ``times``, when given, receives each question's
     scoring time in seconds."""
     executor = executor or LocalExecutor()
+    inputs, predicted = placed_inputs(inputs, predicted)
     items = [(q, predicted.predictions.get(q.question_id),
               predicted.rankings.get(q.question_id),
               predicted.errors.get(q.question_id, NO_PREDICTION)) for q in inputs.questions]
@@ -414,7 +459,8 @@ def answerer_prices(cfg: EvalConfig) -> tuple[float, float] | None:
     answerer (``answerer.prompt_price_per_mtok`` / ``completion_price_per_mtok``), or
     ``None``: no price configured, an extractive answerer, or another system's predictions
     (whose calls ragassay did not make)."""
-    if cfg.predictions_path is not None or cfg.answerer.kind != "llm":
+    if cfg.predictions_path is not None or cfg.system is not None \
+            or cfg.answerer.kind != "llm":
         return None
     endpoint = cfg.answerer.endpoint()
     if endpoint.prompt_price_per_mtok is None or endpoint.completion_price_per_mtok is None:

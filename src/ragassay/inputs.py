@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .config import EvalConfig
 from .gold import QuestionGold, anchor_gold, gold_warnings, load_gold, read_questions
@@ -52,6 +52,10 @@ class Predicted:
     # question, when it ran here), ``retrieve_mean_ms`` (that time per question: a mean, the
     # batches have no per-question time), ``answer_s`` (answering every question).
     timings: dict[str, float] = field(default_factory=dict)
+    # What the system says about itself and how its output was read, for metrics.json:
+    # ``system`` (a system under test's identity), ``returned_texts`` (the placement of the
+    # gold in the contexts it returned as text, :mod:`ragassay.contexts`).
+    audit: dict[str, Any] = field(default_factory=dict)
 
 
 def load_inputs(cfg: EvalConfig) -> Inputs:

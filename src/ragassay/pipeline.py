@@ -105,18 +105,21 @@ class Pipeline:
         context = [self.index.chunk(h.chunk_id) for h in hits]
         answerer = self._answerer()
         t0 = time.perf_counter()
+        metadata: dict[str, Any] = {}
         if isinstance(answerer, LLMAnswerer):
             answer, reported = answerer.answer_with_usage(question.question, context)
             usage = Usage(prompt_tokens=reported["prompt_tokens"],
                           completion_tokens=reported["completion_tokens"],
                           source=reported["source"])
+            if "served_model" in reported:  # noted by the run: not the model it names
+                metadata["served_model"] = reported["served_model"]
         else:
             answer = answerer.answer(question.question, context, [h.score for h in hits])
             usage = Usage(prompt_tokens=count_tokens(build_prompt(question.question, context)),
                           completion_tokens=count_tokens(answer.text), source="counted")
         ms = (time.perf_counter() - t0) * 1000
         return Prediction(question_id=question.question_id, retrieved=retrieved, answer=answer,
-                          usage=usage, latency_ms={"answer": ms})
+                          usage=usage, latency_ms={"answer": ms}, metadata=metadata)
 
     def predict_many(self, questions: Sequence[Question], rankings: Sequence[Ranking], k: int,
                      threshold: float | None = None, progress: bool = False,

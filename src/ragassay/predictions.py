@@ -32,7 +32,11 @@ def load_predictions(path: str | Path, questions: Sequence[Question], store: Ind
 def check_predictions(preds: Iterable[Prediction], questions: Sequence[Question], store: Index,
                       source: str | Path = "predictions") -> dict[str, Prediction]:
     """Predictions by question id; one for an unknown question, a duplicate, or an unknown
-    chunk among its hits or citations is an :class:`InputError` at ``source`` (and line)."""
+    chunk among its hits or citations is an :class:`InputError` at ``source`` (and line).
+
+    A hit that carries its ``text`` may name any id, or none (a context as the system
+    returned it, :mod:`ragassay.contexts`); in a prediction with such hits, a citation may
+    name a hit's id, and one naming nothing known is kept (a source not in the context)."""
     known = {q.question_id for q in questions}
     out: dict[str, Prediction] = {}
     for pred in preds:
@@ -44,9 +48,13 @@ def check_predictions(preds: Iterable[Prediction], questions: Sequence[Question]
             raise InputError(source, f"duplicate question_id {pred.question_id!r}", line=line,
                              field="question_id")
         for i, hit in enumerate(pred.retrieved):
-            if not store.has(hit.chunk_id):
-                raise InputError(source, f"unknown chunk {hit.chunk_id!r}", line=line,
+            if hit.text is None and not store.has(hit.chunk_id):
+                raise InputError(source, f"unknown chunk {hit.chunk_id!r}: give a chunk id "
+                                 "of the evidence, or the hit's text", line=line,
                                  field=f"retrieved.{i}.chunk_id")
+        if pred.has_texts:
+            out[pred.question_id] = pred
+            continue
         for i, cit in enumerate(pred.answer.citations):
             if not store.has(cit.chunk_id):
                 raise InputError(source, f"citation of unknown chunk {cit.chunk_id!r}",

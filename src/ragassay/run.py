@@ -10,16 +10,24 @@ from __future__ import annotations
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from .aggregate import latency_summary, ms_summary, summarize
 from .config import EvalConfig, check_contract_questions, check_endpoints
-from .core import cap_k, judge, predict, score
+from .core import cap_k, judge, placed_inputs, predict, score
 from .errors import InputError
 from .executor import open_executor
 from .ingest import file_sha256
-from .inputs import load_inputs
+from .inputs import Predicted, load_inputs
+from .jsonio import read_json
 from .report.views import VIEWS
-from .runfolder import QuestionResult, RunResult, check_run_id, referenced_chunk_texts
+from .runfolder import (
+    SYSTEM_JSON,
+    QuestionResult,
+    RunResult,
+    check_run_id,
+    referenced_chunk_texts,
+)
 
 
 def stage_ms(results: list[QuestionResult], stage: str) -> dict[str, dict[str, float | int]]:
@@ -27,6 +35,40 @@ def stage_ms(results: list[QuestionResult], stage: str) -> dict[str, dict[str, f
     stage (per call: the built-in pipeline times each answer call), or nothing."""
     summary = latency_summary(results).get(stage)
     return {f"{stage}_ms": summary} if summary else {}
+
+
+def source_system(cfg: EvalConfig, predicted: Predicted) -> dict[str, Any] | None:
+    """The identity of the system whose replies are scored: the live system's, or, for a
+    predictions file written by a live run, the ``system.json`` beside it (the run folder
+    of that run), so that scoring it again records the same system."""
+    if "system" in predicted.audit:
+        return dict(predicted.audit["system"])
+    if cfg.predictions_path is not None:
+        beside = Path(cfg.predictions_path).parent / SYSTEM_JSON
+        if beside.is_file():
+            try:
+                data = read_json(beside)
+            except InputError:
+                return None
+            return data if isinstance(data, dict) else None
+    return None
+
+
+def served_model_notes(cfg: EvalConfig, predicted: Predicted) -> list[str]:
+    """A note per model that answered in the LLM answerer's name although the config names
+    another (the built-in pipeline records the reply's ``model`` in the prediction's
+    ``metadata.served_model`` when it differs)."""
+    counts: dict[str, int] = {}
+    for pred in predicted.predictions.values():
+        served = pred.metadata.get("served_model")
+        if isinstance(served, str):
+            counts[served] = counts.get(served, 0) + 1
+    if not counts or cfg.answerer.kind != "llm":
+        return []
+    want = cfg.answerer.endpoint().model
+    return [f"the answerer's server replied as model {name!r} ({n} answers), not the "
+            f"configured {want!r}: the results are that model's" for name, n in
+            sorted(counts.items())]
 
 
 def default_run_id(mode: str) -> str:
@@ -40,7 +82,8 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
     ``folder``). ``contract``: check the contract's minimums first (the contract command;
     :func:`ragassay.config.check_contract_questions`)."""
     t_start = time.perf_counter()
-    mode = "predictions" if cfg.predictions_path else cfg.pipeline.name
+    mode = "predictions" if cfg.predictions_path else "system" if cfg.system \
+        else cfg.pipeline.name
     root = Path(output_root or cfg.output_root)
     if root.exists() and not root.is_dir():
         raise InputError(root, "output_root is not a folder: choose another --output-root")
@@ -69,15 +112,19 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
         predict_s = time.perf_counter() - t0
         t0 = time.perf_counter()
         score_times: list[float] = []
-        results = score(cfg, inputs, predicted, k=k, executor=executor, times=score_times)
+        scored, placed = placed_inputs(inputs, predicted)  # contexts given as text
+        results = score(cfg, scored, placed, k=k, executor=executor, times=score_times)
         score_s = time.perf_counter() - t0
-        judge(cfg, inputs, results, executor)
+        judge(cfg, scored, results, executor)
         judge_s = time.perf_counter() - t0 - score_s
         ran_on = executor.describe()
+    source = source_system(cfg, predicted)
     metrics = summarize(
         cfg, inputs, results, run_id=run_id, mode=mode, k=k,
-        notes=([note] if note else []) + inputs.warnings,  # the reads' warnings included
-        provenance={"inputs_sha256": {str(p): file_sha256(p) for p in inputs.files}},
+        notes=([note] if note else []) + inputs.warnings  # the reads' warnings included
+        + served_model_notes(cfg, predicted),
+        provenance={"inputs_sha256": {str(p): file_sha256(p) for p in inputs.files},
+                    **({"system": source} if source else {})},
         timings={"executor": {**ran_on, "start_s": start_s},
                  "load_s": inputs.load_s, "anchor_s": inputs.anchor_s,
                  "predict_s": predict_s, **predicted.timings,
@@ -86,8 +133,14 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
                  **({"judge_s": judge_s} if cfg.judge else {}),
                  "total_s": time.perf_counter() - t_start,
                  "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+    if "returned_texts" in placed.audit:  # the gold as placed in the returned texts
+        metrics.gold["returned_texts"] = placed.audit["returned_texts"]
     result = RunResult(metrics, results,
-                       chunk_texts=referenced_chunk_texts(results, inputs.chunk_texts),
+                       chunk_texts=referenced_chunk_texts(results, scored.chunk_texts),
                        views=VIEWS)
+    if cfg.system is not None:  # what the system returned, to score again without it
+        result.predictions = [predicted.predictions[q.question_id] for q in inputs.questions
+                              if q.question_id in predicted.predictions]
+        result.system = predicted.audit.get("system")
     result.write(run_dir, force=force)
     return result

@@ -14,7 +14,10 @@ for a question with at least one failure label, ``failure_cases.jsonl`` (:class:
 texts later without the index (a folder without it reads with no chunk texts);
 ``summary.md`` and ``report.html`` are views rendered from the same record by
 :mod:`ragassay.report` and handed to the writer (``RunResult.views``): the record does not
-render itself.
+render itself. A run of a system under test also keeps what the system returned, as
+``predictions.jsonl`` (our predictions format, in question order), and the system's identity,
+``system.json``: ``ragassay run --predictions RUN/predictions.jsonl`` scores the same replies
+again, without the system.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from .jsonio import (
     read_json,
     write_jsonl,
 )
-from .schema import Answer, StrictBool
+from .schema import Answer, Prediction, StrictBool
 
 RUN_SCHEMA_VERSION = 1
 View = Callable[["RunResult"], str]  # a file of the run folder rendered from the record
@@ -49,6 +52,8 @@ RETRIEVED_JSONL = "retrieved_chunks.jsonl"
 ANSWERS_JSONL = "answers.jsonl"
 FAILURES_JSONL = "failure_cases.jsonl"
 CHUNKS_JSONL = "chunks.jsonl"
+PREDICTIONS_JSONL = "predictions.jsonl"
+SYSTEM_JSON = "system.json"
 GROUPS = ("retrieval", "answer")
 
 
@@ -288,6 +293,10 @@ class RunResult:
     # ``report.html``: :data:`ragassay.report.views.VIEWS`, given by whoever makes the
     # result). The record does not render itself: it only writes what it is handed.
     views: Mapping[str, View] = field(default_factory=dict, compare=False, repr=False)
+    # A system under test's replies as predictions and its identity (predictions.jsonl,
+    # system.json); none for other runs.
+    predictions: list[Prediction] = field(default_factory=list, compare=False)
+    system: dict[str, Any] | None = field(default=None, compare=False)
 
     @property
     def run_id(self) -> str:
@@ -324,6 +333,13 @@ class RunResult:
         with out.open(CHUNKS_JSONL) as fh:
             write_jsonl(fh, ({"chunk_id": cid, "text": text}
                              for cid, text in self.chunk_texts.items()))
+        if self.predictions:
+            with out.open(PREDICTIONS_JSONL) as fh:
+                write_jsonl(fh, (p.model_dump(mode="json", exclude_defaults=True)
+                                 | {"answer": p.answer.model_dump(mode="json")}
+                                 for p in self.predictions))
+        if self.system is not None:
+            out.text(SYSTEM_JSON, json_text(self.system))
         for name, render in views.items():
             out.text(name, render(self))
         # metrics.json last, with the time the other files took (it is their only record)

@@ -172,8 +172,32 @@ AnswerStatus = Literal["supported", "insufficient", "abstained"]
 
 
 class RetrievedChunk(_Record):
-    chunk_id: Id
+    """One hit of a ranking: a chunk of the evidence by its ``chunk_id``, or a context as
+    the system returned it, by its ``text`` (with the system's own ``doc_id`` and ``page``
+    when it has them; docs/formats.md, "Contexts as text"). A hit needs one of
+    ``chunk_id`` and ``text``; a hit without a ``chunk_id`` gets ``#n`` (its 1-based
+    position in the list) from its :class:`Prediction`, so that a citation can name it."""
+
+    chunk_id: Id = ""  # "" only until Prediction fills in "#n"
     score: Number | None = None
+    text: Annotated[str, Strict(), Field(min_length=1)] | None = None
+    doc_id: StrictStr | None = None
+    page: Page | None = None
+
+    @model_validator(mode="after")
+    def _id_or_text(self) -> RetrievedChunk:
+        if not self.chunk_id and self.text is None:
+            raise ValueError("a retrieved item needs a chunk_id or a text")
+        return self
+
+    @model_serializer(mode="wrap")
+    def _without_empty(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # an id-only hit dumps as it always did: {chunk_id, score}
+        data: dict[str, Any] = handler(self)
+        for key in ("text", "doc_id", "page"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
 
 
 class Citation(_Record):
@@ -230,3 +254,15 @@ class Prediction(_LineRecord):
     usage: Usage | None = None
     latency_ms: dict[StrictStr, Milliseconds] | Milliseconds | None = None
     metadata: Metadata = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _number_texts(self) -> Prediction:
+        for i, hit in enumerate(self.retrieved, 1):
+            if not hit.chunk_id:  # a context given by its text alone: "#n", its position
+                hit.chunk_id = f"#{i}"
+        return self
+
+    @property
+    def has_texts(self) -> bool:
+        """True when a hit carries its text (a system that returns contexts as text)."""
+        return any(h.text is not None for h in self.retrieved)

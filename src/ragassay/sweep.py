@@ -88,14 +88,15 @@ def _sweep(cfg: EvalConfig, ks: Sequence[int], thresholds: list[float | None],
            executor: Executor, progress: bool) -> tuple[list[dict[str, Any]], list[str]]:
     inputs = load_inputs(cfg)
     pipeline = rankings = fixed = None
-    if cfg.predictions_path is None:
+    if cfg.predictions_path is None and cfg.system is None:
         from .pipeline import Pipeline
 
         ks, note = cap_ks(ks, len(inputs.store.chunks))
         pipeline = Pipeline(inputs.store, cfg)
         rankings = retrieve_all(work_of(executor, cfg, inputs, pipeline), max(ks), executor)
     else:  # another system's answers are fixed: only the context it is judged on changes
-        given = predict(cfg, inputs, k=1).predictions
+        # (a system under test is asked once, for the largest k)
+        given = predict(cfg, inputs, k=max(ks)).predictions
         ks, note = cap_ks(ks, max([len(p.retrieved) for p in given.values()] or [1]))
         # Its reported usage belongs to the k it ran with; count the prompt at each k instead.
         fixed = Predicted({qid: p.model_copy(update={"usage": None})

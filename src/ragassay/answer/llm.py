@@ -99,7 +99,8 @@ class LLMAnswerer:
         cached}`` where ``source`` is ``"reported"`` (the server's counts) or ``"counted"``
         (:data:`ragassay.answer.prompt.TOKENIZER` over the message contents and the reply;
         then ``tokenizer`` names it). ``cached`` is True when the reply came from the cache
-        (the counts are those of the original call)."""
+        (the counts are those of the original call); ``served_model``, only when the
+        reply names another model than the configured one, is that name."""
         messages = self.messages(question, context)
         result = self.client.chat(messages)
         answer = parse_reply(result.text, context, self.decline_phrases)
@@ -111,6 +112,8 @@ class LLMAnswerer:
                      "completion_tokens": count_tokens(result.text),
                      "source": "counted", "tokenizer": TOKENIZER}
         usage["cached"] = result.cached
+        if result.raw_model is not None and result.raw_model != self.client.cfg.model:
+            usage["served_model"] = result.raw_model  # not the model the config names
         return answer, usage
 
     def answer_many_with_usage(self, items: Sequence[tuple[str, Sequence[Chunk]]],

@@ -1,5 +1,5 @@
 """Command line: `ragassay index|run|sweep|gate|compare|report|judge-check|metrics|trec-eval|
-export-trec|gold audit|gold fix|import|serve-local`, and the contract entry
+export-trec|gold audit|gold fix|import|serve-local|serve-baseline`, and the contract entry
 `eval.naive_rag.run_eval`.
 
 Start-up imports typer and rich's console only; every command imports what it uses.
@@ -32,7 +32,7 @@ from .gold import app as gold_app
 from .imports import app as import_app
 from .measures import TREC_EVAL_SETTINGS, judge_check_cmd, metrics_cmd, trec_eval
 from .reports import compare, export_trec, report
-from .serve import serve_local
+from .serve import serve_baseline, serve_local
 
 HELP = ("Measure a RAG system question by question: found, grounded, right. Exit codes: 0 ok, "
         "1 gate failed, 2 bad input, 3 questions not measured, 4 internal error.")
@@ -75,6 +75,7 @@ app.command()(report)
 app.add_typer(gold_app, name="gold")
 app.add_typer(import_app, name="import")
 app.command("serve-local")(serve_local)
+app.command("serve-baseline")(serve_baseline)
 
 
 def run_eval_main(argv: list[str] | None = None) -> None:

@@ -100,8 +100,10 @@ def with_progress(progress: bool | None, fn: Callable[[], T]) -> T:
 
 def load_cli_config(config: Path, predictions: Path | None = None, chunks: Path | None = None,
           k: int | None = None, lenient: bool = False, executor: ExecutorName | None = None,
-          workers: int | None = None) -> Any:
-    """The config with the command-line values applied, then checked."""
+          workers: int | None = None, system: str | None = None) -> Any:
+    """The config with the command-line values applied, then checked. ``--system`` names
+    the system's url or callable (the config's other ``system:`` keys stay); a predictions
+    file replaces any system (it is what a system returned)."""
     from ..config import load_config
 
     overrides: dict[str, Any] = {}
@@ -111,8 +113,15 @@ def load_cli_config(config: Path, predictions: Path | None = None, chunks: Path 
             overrides["executor.address"] = None
     if workers is not None:
         overrides["executor.workers"] = workers
+    if system is not None:
+        if predictions is not None:
+            raise InputError("--system", "give --system or --predictions, not both")
+        kind, other = (("url", "callable") if system.startswith(("http://", "https://"))
+                       else ("callable", "url"))
+        overrides.update({f"system.{kind}": system, f"system.{other}": None})
     if predictions is not None:
         overrides["predictions_path"] = predictions
+        overrides["system"] = None
     if chunks is not None:
         overrides.update({"chunks_path": chunks, "index_dir": None, "source_dir": None})
     if k is not None:
@@ -148,6 +157,10 @@ QuietOpt = Annotated[bool, typer.Option(
     "--quiet", "-q", help="No tables on stdout (progress: see --progress).")]
 PredOpt = Annotated[Path | None, typer.Option(
     "--predictions", help="Score this predictions JSONL instead of the built-in pipeline.")]
+SystemOpt = Annotated[str | None, typer.Option(
+    "--system", show_default=False,
+    help="Call this system under test: http://…/ask (POST per question) or "
+         "package.module:function (docs/system.md).")]
 ChunksOpt = Annotated[Path | None, typer.Option(
     "--chunks", help="Evidence as a plain chunks.jsonl instead of an index.")]
 KOpt = Annotated[int | None, typer.Option("--k", help="Override pipeline.top_k.")]

@@ -26,6 +26,7 @@ from .common import (
     QuietOpt,
     RootOpt,
     RunIdOpt,
+    SystemOpt,
     WorkersOpt,
     load_cli_config,
     progress_on,
@@ -109,8 +110,10 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
             "--contract", help="Check the contract's minimums for naive_baseline (top_k 10, "
                                "10 answerable and 3 unanswerable questions), as the contract "
                                "command does.")] = False,
-        executor: ExecutorOpt = None, workers: WorkersOpt = None) -> None:
-    """Evaluate the configured pipeline (or a predictions file) and write the run folder.
+        executor: ExecutorOpt = None, workers: WorkersOpt = None,
+        system: SystemOpt = None) -> None:
+    """Evaluate the configured pipeline (or a system under test, or a predictions file) and
+    write the run folder.
 
     With --format json, stdout is metrics.json plus `run_dir` (and `gate` with --gate)."""
     from ..config import check_contract_top_k
@@ -120,8 +123,12 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
     as_json = output_format is Format.json
     quiet_pypdf()
 
+    loaded: list[Any] = []
+
     def go() -> Any:
-        cfg = load_cli_config(config, predictions, chunks, k, lenient, executor, workers)
+        cfg = load_cli_config(config, predictions, chunks, k, lenient, executor, workers,
+                              system)
+        loaded.append(cfg)
         if contract:
             check_contract_top_k(cfg, k_option=k is not None)
         return run_evaluation(cfg, run_id=run_id, force=force, output_root=output_root,
@@ -153,12 +160,21 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
     if failed:
         first = next((q.not_measured for q in result.questions if q.not_measured),
                      "the answerer call failed")
+        resume = ("rerun to resume from the cache" if _has_cache(loaded[0])
+                  else "set a cache_dir to resume a rerun from the replies already made")
         consoles.err.print(f"[red]error:[/] {failed} questions not measured (answers.jsonl, "
-                  f"not_measured), e.g. {escape(first)}; their retrieval is measured; rerun to "
-                  "resume from the cache")
+                           f"not_measured), e.g. {escape(first)}; their retrieval is measured "
+                           f"where it was made; {resume}")
         raise typer.Exit(NOT_MEASURED)
     if gate_result is not None and not gate_result.passed:
         raise typer.Exit(GATE_FAILED)
+
+
+def _has_cache(cfg: Any) -> bool:
+    """Whether the run's calls were cached (the system's, or the LLM answerer's)."""
+    if cfg.system is not None:
+        return cfg.system.cache_dir is not None
+    return cfg.answerer.kind == "llm" and cfg.answerer.endpoint().cache_dir is not None
 
 
 def sweep(config: ConfigOpt,

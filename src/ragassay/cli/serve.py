@@ -1,9 +1,10 @@
-"""`ragassay serve-local`: a local model server on 127.0.0.1 for the LLM answerer and judge."""
+"""`ragassay serve-local`: a local model server on 127.0.0.1 for the LLM answerer and judge;
+`ragassay serve-baseline`: the built-in pipeline as a system under test over HTTP."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -68,3 +69,37 @@ def serve_local(
 
     chosen = run_guarded(settings)
     run_guarded(lambda: serve(chosen, announce))
+
+
+def serve_baseline(
+        config: Annotated[Path, typer.Option("--config", "-c", help="Evaluation config whose "
+                                             "index and pipeline are served.")],
+        port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0: a free one).")] = 8000,
+) -> None:
+    """Serve the config's built-in pipeline over HTTP on 127.0.0.1 until Ctrl-C: a system
+    under test for `ragassay run --system` (POST /ask, and an OpenAI-compatible
+    POST /v1/chat/completions that returns its sources as text; docs/system.md)."""
+    from ..config import load_config
+    from ..system.baseline_server import BaselineSystem, make_server
+
+    def start() -> Any:
+        if not 0 <= port <= 65535:
+            raise InputError("--port", f"must be 0..65535, got {port}")
+        system = BaselineSystem(load_config(config))
+        try:
+            return make_server(system, port)
+        except OSError as exc:
+            raise InputError("--port", f"cannot listen on 127.0.0.1:{port} ({exc.strerror})"
+                             ) from None
+
+    server = run_guarded(start)
+    host, bound = server.server_address[:2]
+    print(f"serving on http://{host}:{bound}/ask and http://{host}:{bound}/v1", flush=True)
+    consoles.err.print("127.0.0.1 only; `ragassay run --system "
+                  f"http://{host}:{bound}/ask -c CONFIG` scores it. Ctrl-C stops.")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()

@@ -1,11 +1,15 @@
-"""A client for any OpenAI-compatible HTTP endpoint (vLLM, llama.cpp server, Ollama, hosted
-APIs): chat completions and embeddings, with timeouts, retries, an on-disk cache and a
-bounded-concurrency batch runner.
+"""The one HTTP client: OpenAI-compatible endpoints (vLLM, llama.cpp server, Ollama, hosted
+APIs: chat completions and embeddings) and systems under test (:mod:`ragassay.system`),
+with timeouts from the request's start, retries, fail fast, size limits, redaction, an
+on-disk cache and a bounded-concurrency batch runner.
 
 One concept per module, every name re-exported here:
 
-- :mod:`.client` — :class:`OpenAICompatClient` (retries, timeouts, fail fast; the retry
-  policy is described there) and :class:`ChatResult`;
+- :mod:`.transport` — :class:`Transport`, POST JSON to one configured URL (the retry
+  policy, timeouts, limits and credentials are described there);
+- :mod:`.deadline` — the total deadline per request (an httpx transport);
+- :mod:`.client` — :class:`OpenAICompatClient` (chat, embeddings, what the server says
+  about itself) and :class:`ChatResult`;
 - :mod:`.batch` — :func:`map_bounded` and :func:`deadline_after`;
 - :mod:`.cache` — the on-disk reply cache (:func:`cache_key`);
 - :mod:`.replies` — reading chat and embedding replies;
@@ -13,7 +17,7 @@ One concept per module, every name re-exported here:
   :func:`check_endpoint`);
 - :mod:`.redact` — :func:`redact_url`, :func:`redact_text`, :func:`url_secrets`;
 - :mod:`.config` — :class:`EndpointConfig`; :mod:`.errors` — :class:`EndpointError`,
-  :class:`EndpointUnreachable`.
+  :class:`EndpointUnreachable`; :class:`CallConfig`, the call keys both share.
 
 httpx is imported on the first request (or probe) only: commands without HTTP never load it.
 """
@@ -23,13 +27,20 @@ from __future__ import annotations
 from .batch import deadline_after, map_bounded
 from .cache import CACHE_VERSION, cache_key, canonical_json
 from .checks import PROBE_TIMEOUT_S, check_api_key, check_endpoint, probe_endpoint
-from .client import ChatResult, OpenAICompatClient, backoff_delay, resolve_api_key
-from .config import EndpointConfig
+from .client import ChatResult, OpenAICompatClient
+from .config import MAX_REPLY_BYTES, CallConfig, EndpointConfig
 from .errors import EndpointError, EndpointUnreachable
 from .redact import MASK, redact_text, redact_url, url_secrets
+from .replies import Malformed
+from .transport import Transport, backoff_delay, plain_url, resolve_api_key
 
 __all__ = [
     "CACHE_VERSION",
+    "MAX_REPLY_BYTES",
+    "CallConfig",
+    "Malformed",
+    "Transport",
+    "plain_url",
     "MASK",
     "PROBE_TIMEOUT_S",
     "ChatResult",

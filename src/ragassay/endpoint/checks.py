@@ -10,18 +10,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .. import __version__
 from ..errors import InputError
-from .config import EndpointConfig
+from .config import CallConfig, EndpointConfig
 from .redact import MASK, redact_text, redact_url, url_secrets
+from .transport import plain_url, request_headers
 
 PROBE_TIMEOUT_S = 5.0
 
 
-def check_api_key(cfg: EndpointConfig, *, what: str, path: str | Path = "config") -> None:
+def check_api_key(cfg: CallConfig, *, what: str, path: str | Path = "config") -> None:
     """Refuse a named key variable that is unset or empty, before any work:
     :class:`InputError` on field ``{what}.api_key_env`` (``what`` is the config section,
-    ``answerer`` or ``judge``; ``path`` the config file)."""
+    ``answerer``, ``judge`` or ``system``; ``path`` the config file)."""
     name = cfg.api_key_env
     if name is None:
         return
@@ -44,16 +44,15 @@ def probe_endpoint(cfg: EndpointConfig, *, what: str, path: str | Path = "config
     listening, and the run's own timeouts and retries deal with slowness."""
     import httpx
 
-    url = cfg.base_url + "/models"
+    url = plain_url(cfg.base_url, "/models")
     shown = redact_url(cfg.base_url)
-    headers = {"User-Agent": f"ragassay/{__version__}"}
     key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
-    if key:
-        headers["Authorization"] = f"Bearer {key}"
+    headers = request_headers(key, cfg.base_url)
     limit = min(timeout_s, cfg.timeout_s)
     try:
         with httpx.Client(headers=headers, trust_env=False, timeout=limit) as http:
-            http.get(url)
+            with http.stream("GET", url):
+                pass  # the status is enough: the body is not read
     except (httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout):
         return
     except (httpx.TransportError, httpx.InvalidURL) as exc:

@@ -15,8 +15,38 @@ from pydantic import (
 
 from .redact import redact_url
 
+MAX_REPLY_BYTES = 16 * 1024 * 1024
 
-class EndpointConfig(BaseModel):
+
+class CallConfig(BaseModel):
+    """How the one HTTP client calls a server (:class:`~ragassay.endpoint.Transport`): the
+    keys an OpenAI-compatible endpoint (:class:`EndpointConfig`) and a system under test
+    (:class:`ragassay.system.SystemConfig`) share, with the same meaning.
+
+    ``timeout_s``: each attempt's limit from its request's start to the last byte of the
+    reply (a total, however the server paces its bytes); ``run_timeout_s``: no call is
+    started after that many seconds of the run; ``max_reply_bytes``: a longer reply is
+    refused, unread (default 16 MiB); ``fail_fast_after``: stop calling after this many
+    attempts in a row found no server or got no reply in time (default 3; ``null``: never
+    stop). The API key is never stored here: only the *name* of the environment variable
+    holding it (``api_key_env``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    api_key_env: str | None = None
+    timeout_s: float = Field(default=300.0, gt=0)
+    max_retries: int = Field(default=3, ge=0)
+    concurrency: int | None = Field(default=None, ge=1)
+    run_timeout_s: float | None = Field(default=None, gt=0)
+    cache_dir: Path | None = None
+    backoff_base_s: float = Field(default=0.5, ge=0)
+    retry_after_cap_s: float = Field(default=30.0, ge=0)
+    seed: int = 0
+    fail_fast_after: int | None = Field(default=3, ge=1)
+    max_reply_bytes: int = Field(default=MAX_REPLY_BYTES, ge=1)
+
+
+class EndpointConfig(CallConfig):
     """Where the endpoint is and how to call it. The API key is never stored here: only the
     *name* of the environment variable holding it (``api_key_env``).
 
@@ -28,30 +58,20 @@ class EndpointConfig(BaseModel):
     than the server has slots only queue on the server, where the waiting counts against
     each request's timeout.
 
-    ``fail_fast_after``: stop calling after this many connection failures in a row
-    (default 3; ``null``: never stop, retry every call).
+    ``fail_fast_after``, ``max_reply_bytes`` and the other call keys: see :class:`CallConfig`.
+    A ``base_url`` may carry a query string (``?api-version=…``): it is kept on every
+    request. Userinfo in it (``http://user:pass@host``) is sent as Basic credentials only
+    when no ``api_key_env`` is named: the key always wins.
 
     ``prompt_price_per_mtok`` / ``completion_price_per_mtok``: optional prices per million
     prompt / completion tokens, in whatever currency you use (ragassay never converts or
     names one). Both or neither: with them, each answer's ``usage.cost`` and the run's
     ``cost.total`` are computed; without them both are ``null`` (unknown, never 0)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
     base_url: str = Field(min_length=1, description="e.g. http://127.0.0.1:8080/v1")
     model: str = Field(min_length=1)
-    api_key_env: str | None = None
     temperature: float = Field(default=0.0, ge=0.0)
     max_tokens: int = Field(default=512, ge=1)
-    timeout_s: float = Field(default=300.0, gt=0)
-    max_retries: int = Field(default=3, ge=0)
-    concurrency: int | None = Field(default=None, ge=1)
-    run_timeout_s: float | None = Field(default=None, gt=0)
-    cache_dir: Path | None = None
-    backoff_base_s: float = Field(default=0.5, ge=0)
-    retry_after_cap_s: float = Field(default=30.0, ge=0)
-    seed: int = 0
-    fail_fast_after: int | None = Field(default=3, ge=1)
     prompt_price_per_mtok: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     completion_price_per_mtok: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 

@@ -1,6 +1,8 @@
 """URL redaction: mask the secrets of a URL (userinfo, key-like parameters) before it is shown.
 
-Secrets never reach an output: :func:`redact_url` masks the password of a URL's userinfo
+Secrets never reach an output: :func:`redact_text` masks HTTP credentials written out
+(``Bearer …``, ``Basic …``, an ``Authorization`` value), and :func:`redact_url` masks
+the password of a URL's userinfo
 (``http://user:***@host``) and the values of key-like query parameters; every
 :class:`~ragassay.endpoint.EndpointError` message and every dump of an
 :class:`~ragassay.endpoint.EndpointConfig` goes through it.
@@ -16,6 +18,13 @@ MASK = "***"
 # Query (or fragment) parameters whose value is a credential: api_key, key, token, sig, …
 _SECRET_PARAM = re.compile(r"key|token|secret|passw|pwd|auth|sig|credential|session", re.I)
 _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"'<>]+")
+# An HTTP credential written out: "Bearer <token>", "Basic <base64>" (a server that echoes
+# our Authorization header in its error body), and "Authorization: <anything>" up to the
+# end of the line or of a quoted value.
+_SCHEME_TOKEN = re.compile(r"\b(Bearer|Basic|Token|Digest)(\s+)[A-Za-z0-9._~+/=:-]{8,}",
+                           re.IGNORECASE)
+_AUTH_HEADER = re.compile(r"""(\bauthorization["']?\s*[:=][\s"']*)(?![\s"']*\*\*\*)"""
+                          r"""([^"'\r\n,}]+)""", re.IGNORECASE)
 
 
 def _mask_params(text: str) -> str:
@@ -47,8 +56,13 @@ def redact_url(url: str) -> str:
 
 
 def redact_text(text: str) -> str:
-    """``text`` with every URL in it passed through :func:`redact_url`."""
-    return _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), text)
+    """``text`` with every URL in it passed through :func:`redact_url`, and every
+    credential written out masked: the token after ``Bearer`` / ``Basic`` / ``Token`` /
+    ``Digest``, and the value of an ``Authorization`` header or field (``Authorization:
+    Basic dXNlcjpwdw==`` → ``Authorization: ***``)."""
+    text = _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), text)
+    text = _AUTH_HEADER.sub(lambda m: m.group(1) + MASK, text)
+    return _SCHEME_TOKEN.sub(lambda m: m.group(1) + m.group(2) + MASK, text)
 
 
 def url_secrets(url: str) -> list[str]:

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:
-    import httpx
-
 
 class Malformed(Exception):
-    """The server answered 200 with a body we cannot use."""
+    """The server answered 200 with a body we cannot use (the message says why)."""
 
 
 def parse_chat(body: Any) -> tuple[str, dict[str, int] | None, str | None]:
+    """``(text, usage, model)`` of a chat completion body; :class:`Malformed` without a
+    ``choices[0].message.content`` string. ``usage`` only when both counts are integers."""
     try:
         content = body["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
@@ -33,6 +32,8 @@ def parse_chat(body: Any) -> tuple[str, dict[str, int] | None, str | None]:
 
 
 def parse_embeddings(body: Any, n: int) -> np.ndarray:
+    """The ``n`` vectors of an embeddings body, in input order (by ``index`` when every
+    row has one), float32; :class:`Malformed` for any other shape."""
     try:
         data = body["data"]
         # Servers may answer out of order; "index" says which input a vector belongs to.
@@ -52,13 +53,7 @@ def parse_embeddings(body: Any, n: int) -> np.ndarray:
     return arr
 
 
-def json_body(resp: httpx.Response) -> Any:
-    try:
-        return resp.json()
-    except ValueError:
-        raise Malformed(f"not JSON: {snippet(resp.text)}") from None
-
-
 def snippet(text: str, limit: int = 200) -> str:
+    """``text`` on one line, cut at ``limit`` characters (for error messages)."""
     one_line = " ".join(text.split())
     return one_line if len(one_line) <= limit else one_line[:limit] + "…"

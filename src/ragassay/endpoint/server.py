@@ -16,11 +16,12 @@ tells nothing: ``None``, never an error — the run's own calls find out whether
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
-from .. import __version__
 from .config import EndpointConfig
+from .transport import plain_url, request_headers
 
 INFO_TIMEOUT_S = 5.0
 # Fields of a /models entry that change between two identical requests (llama.cpp sends
@@ -29,20 +30,25 @@ _VOLATILE = frozenset({"created"})
 
 
 def fetch_json(cfg: EndpointConfig, url: str, timeout_s: float = INFO_TIMEOUT_S) -> Any:
-    """The JSON body of ``GET url`` (with the config's key, if any); ``None`` on any
-    failure: no connection, a timeout (the smaller of ``timeout_s`` and the config's), a
-    status other than 200, a body that is not JSON."""
+    """The JSON body of ``GET url`` (with the config's credentials, if any); ``None`` on
+    any failure: no connection, a timeout (the smaller of ``timeout_s`` and the config's), a
+    status other than 200, a body that is not JSON or longer than ``max_reply_bytes``."""
     import httpx
 
-    headers = {"User-Agent": f"ragassay/{__version__}"}
     key = os.environ.get(cfg.api_key_env) if cfg.api_key_env else None
-    if key:
-        headers["Authorization"] = f"Bearer {key}"
+    headers = request_headers(key, cfg.base_url)
     try:
         with httpx.Client(headers=headers, trust_env=False,
                           timeout=min(timeout_s, cfg.timeout_s)) as http:
-            resp = http.get(url)
-        return resp.json() if resp.status_code == 200 else None
+            with http.stream("GET", plain_url(url)) as resp:
+                if resp.status_code != 200:
+                    return None
+                body = bytearray()
+                for piece in resp.iter_bytes():
+                    body += piece
+                    if len(body) > cfg.max_reply_bytes:
+                        return None
+        return json.loads(body)
     except (httpx.HTTPError, ValueError):
         return None
 
@@ -61,7 +67,10 @@ def model_identity(body: Any, model: str) -> list[dict[str, Any]] | None:
 
 
 def props_urls(base_url: str) -> list[str]:
-    """Where ``/props`` may be: beside ``/v1`` (llama.cpp), then under ``base_url``."""
+    """Where ``/props`` may be: beside ``/v1`` (llama.cpp), then under ``base_url`` (a
+    query string of ``base_url`` is left out: llama.cpp's routes take none)."""
+    base_url = plain_url(base_url)
+    base_url = base_url.partition("?")[0]
     root = base_url[: -len("/v1")] if base_url.endswith("/v1") else None
     return [u + "/props" for u in (root, base_url) if u]
 
