@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .aggregate import latency_summary, ms_summary, summarize
 from .config import EvalConfig, check_contract_questions, check_endpoints
-from .core import cap_k, judge, load_inputs, predict, score
+from .core import cap_k, check_claims, judge, load_inputs, predict, score
 from .errors import InputError
 from .executor import open_executor
 from .ingest import file_sha256
@@ -69,6 +69,7 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
         score_times: list[float] = []
         results = score(cfg, inputs, predicted, k=k, executor=executor, times=score_times)
         score_s = time.perf_counter() - t0
+        check_claims(cfg, inputs, results)
         judge(cfg, inputs, results, executor)
         judge_s = time.perf_counter() - t0 - score_s
         ran_on = executor.describe()

@@ -106,6 +106,11 @@ class RunMetrics(_Model):
     gold: dict[str, Any]
     provenance: Provenance
     timings: dict[str, Any] = Field(default_factory=dict)
+    # the claim checks over the run: decided by the checks / the judge, unparsable share,
+    # the rule for ``right`` (see ragassay.claimcheck)
+    claims: dict[str, Any] = Field(default_factory=dict)
+    # judged measures corrected by human labels (PPI++, ragassay.metrics.ppi)
+    corrected: dict[str, Any] = Field(default_factory=dict)
 
     def means(self) -> dict[str, Aggregate]:
         """Every aggregate, retrieval then answer (the names a gate bar may use)."""
@@ -141,6 +146,7 @@ class QuestionResult(_Model):
     missing: dict[str, str] = Field(default_factory=dict)  # metric → why not measured
     usage: dict[str, Any] | None = None
     judge: dict[str, Any] | None = None
+    claims: dict[str, Any] | None = None  # claim verdicts (ragassay.claims.verify)
     latency_ms: dict[str, float] | float | None = None
     failures: dict[str, dict[str, Any]] = Field(default_factory=dict)  # label → evidence
     checks: Checks
