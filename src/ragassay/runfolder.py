@@ -184,6 +184,7 @@ class AnswerRow(_Model):
     missing: dict[str, str]
     usage: dict[str, Any] | None
     judge: dict[str, Any] | None
+    claims: dict[str, Any] | None = None
     latency_ms: dict[str, float] | float | None
     checks: Checks
     not_measured: str | None
@@ -243,7 +244,7 @@ def _rows(run_id: str, q: QuestionResult) -> tuple[RetrievedRow, AnswerRow, Fail
     answer = AnswerRow(**base, topic=q.topic, answerable=q.answerable, answer=q.answer,
                        context_chunk_ids=q.context_chunk_ids, scores=q.scores,
                        missing=q.missing, usage=q.usage, judge=q.judge,
-                       latency_ms=q.latency_ms, checks=q.checks, not_measured=q.not_measured)
+                       claims=q.claims, latency_ms=q.latency_ms, checks=q.checks, not_measured=q.not_measured)
     failure = None
     if q.failures:
         failure = FailureRow(
@@ -389,7 +390,7 @@ def read_run(run_dir: str | Path) -> RunResult:
             retrieved=r.retrieved, gold_rank_in_index=r.gold_rank_in_index,
             retrieval=r.metrics, answer=a.answer,
             context_chunk_ids=a.context_chunk_ids, scores=a.scores, missing=a.missing,
-            usage=a.usage, judge=a.judge, latency_ms=a.latency_ms,
+            usage=a.usage, judge=a.judge, claims=a.claims, latency_ms=a.latency_ms,
             failures=f.evidence if f is not None else {}, checks=a.checks,
             not_measured=a.not_measured))
     texts: dict[str, str] = {}

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from .. import __version__
-from .cache import cache_file, cache_key, read_entry, write_entry
+from .cache import cache_file, cache_key, key_endpoint, read_entry, write_entry
 from .config import EndpointConfig
 from .errors import EndpointError, EndpointUnreachable
 from .redact import MASK, redact_text, redact_url, url_secrets
@@ -244,8 +244,8 @@ class OpenAICompatClient:
                                    "temperature": self.cfg.temperature,
                                    "max_tokens": self.cfg.max_tokens, **params}
         served = self.server_model if self.cfg.cache_dir is not None else None
-        key = cache_key({"kind": "chat", "endpoint": self.shown_url, "served_model": served,
-                         **payload})
+        key = cache_key({"kind": "chat", "endpoint": key_endpoint(self.shown_url, served),
+                         "served_model": served, **payload})
         hit = self._cache_read(key)
         if hit is not None:
             return ChatResult(text=hit["text"], usage=hit["usage"], cached=True,
