@@ -35,12 +35,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ..metrics.numbers import DATE, Quantity, extract_numbers, number_supported
+from ..metrics.numbers import DATE, TIME, Quantity, extract_numbers, number_supported
 from ..text import content_words, split_sentences
 
 ClaimVerdict = Literal["entailed", "contradicted", "unsupported"]
 VERDICTS: tuple[ClaimVerdict, ...] = ("entailed", "contradicted", "unsupported")
 TOPIC_OVERLAP = 0.5  # share of the claim's content words an anchor sentence must hold
+CLASH_OVERLAP = 0.3  # a sentence this close holding another number of the kind contradicts
+NEGATION_OVERLAP = 0.7  # polarity is compared only with a sentence this close
 
 _NEGATION = re.compile(
     r"\b(?:not|no|never|none|nobody|nothing|without|cannot|nicht|kein\w*|nie|niemals|ohne"
@@ -86,20 +88,44 @@ def negated(text: str) -> bool:
 
 
 def source_sentences(sources: Sequence[str]) -> list[str]:
-    """Every sentence of every source, whitespace collapsed."""
-    out = []
+    """Every sentence of every source, whitespace collapsed, then every pair of adjacent
+    sentences of one source (a claim may join two sentences; a line break inside a table
+    cell or a PDF line may cut one in two)."""
+    out: list[str] = []
+    pairs: list[str] = []
     for text in sources:
-        for a, b in split_sentences(text):
-            sentence = " ".join(text[a:b].split())
-            if sentence:
-                out.append(sentence)
-    return out
+        own = [" ".join(text[a:b].split()) for a, b in split_sentences(text)]
+        own = [x for x in own if x]
+        out += own
+        pairs += [f"{x} {y}" for x, y in zip(own, own[1:])]
+    return out + pairs
+
+
+def claim_words(text: str) -> set[str]:
+    """The content words a claim is matched by: without the numbers (the number reader
+    compares those), so ``3년간`` and ``4년간`` are not two different words here, and
+    without negation markers (the polarity check compares those)."""
+    return {w for w in content_words(text)
+            if not any(ch.isdigit() for ch in w) and not _NEGATION.fullmatch(w)
+            and not _NEGATION.match(w)}
 
 
 def _same_family(a: Quantity, b: Quantity) -> bool:
-    if a.unit == DATE or b.unit == DATE:
+    """Two numbers that say the same kind of thing: dates with dates, clock times with
+    clock times, equal unit families, or both without a unit (a year, a count)."""
+    if DATE in (a.unit, b.unit) or TIME in (a.unit, b.unit):
         return a.unit == b.unit
-    return a.unit is not None and a.unit == b.unit
+    return a.unit == b.unit
+
+
+def _ranked(claim_words: set[str], sentences: Sequence[str], least: float
+            ) -> list[tuple[str, float]]:
+    """Sentences sharing at least ``least`` of the claim's content words, closest first."""
+    if not claim_words:
+        return []
+    scored = [(s, len(claim_words & set(content_words(s))) / len(claim_words))
+              for s in sentences]  # a sentence before the pairs that hold it: sort is stable
+    return sorted((x for x in scored if x[1] >= least), key=lambda x: -x[1])
 
 
 def _anchor(claim_words: set[str], sentences: Sequence[str]) -> tuple[str, float]:
@@ -119,7 +145,7 @@ def decide(claim: str, sources: Sequence[str]) -> Decision | None:
     sentences = source_sentences(sources)
     if not sentences:
         return Decision("unsupported", "overlap", "", "no source text")
-    words = set(content_words(claim))
+    words = claim_words(claim)
     anchor, overlap = _anchor(words, sentences)
     on_topic = overlap >= TOPIC_OVERLAP
     numbers = extract_numbers(claim)
@@ -127,18 +153,24 @@ def decide(claim: str, sources: Sequence[str]) -> Decision | None:
         all_source = [q for s in sentences for q in extract_numbers(s)]
         missing = [q for q in numbers if not number_supported(q, all_source)]
         if missing:
-            anchor_numbers = extract_numbers(anchor) if on_topic else []
-            clash = [a for q in missing for a in anchor_numbers if _same_family(q, a)]
-            if clash:
-                return Decision("contradicted", "numbers", anchor,
-                                f"{missing[0].raw!r} where the source says {clash[0].raw!r}")
+            for sentence, _ in _ranked(words, sentences, CLASH_OVERLAP):
+                clash = [a for q in missing for a in extract_numbers(sentence)
+                         if _same_family(q, a)]
+                if clash:
+                    return Decision("contradicted", "numbers", sentence,
+                                    f"{missing[0].raw!r} where the source says "
+                                    f"{clash[0].raw!r}")
             return Decision("unsupported", "numbers", "",
                             f"no source holds {missing[0].raw!r}")
-        if not number_supported(numbers[0], extract_numbers(anchor)):
+        holding = [(x, o) for x, o in _ranked(words, sentences, TOPIC_OVERLAP)
+                   if all(number_supported(q, extract_numbers(x)) for q in numbers)]
+        if holding:  # the closest sentence that holds every number of the claim
+            anchor, overlap = holding[0]
+        else:
             on_topic = False  # the numbers are elsewhere: leave the pairing to the judge
     if not on_topic:
         return None
-    if negated(claim) != negated(anchor):
+    if negated(claim) != negated(anchor) and overlap >= NEGATION_OVERLAP:
         which = "the claim" if negated(claim) else "the source"
         return Decision("contradicted", "negation", anchor, f"only {which} is negated")
     terms = named_terms(claim, initial=True)

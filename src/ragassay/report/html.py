@@ -29,6 +29,7 @@ from ..runfolder import RunResult, read_run
 from .charts import _e
 from .rows import _chunks_json, _rows_json, decode_row, failing_first, json_script
 from .scripts import SCRIPT
+from .claims import claims_section_html
 from .sections import (
     _failure_section,
     _header_section,
@@ -55,6 +56,7 @@ def render_html(result: RunResult) -> str:
         _metric_section(metrics, "retrieval", "Retrieval metrics"),
         _metric_section(metrics, "answer", "Answer metrics"),
         _failure_section(metrics, len(result.questions)),
+        claims_section_html(result.metrics),
         _questions_section(result),
         _reanchored_section(metrics),
         json_script("rows", _rows_json(result)),
