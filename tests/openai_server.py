@@ -149,7 +149,6 @@ def _decline_phrase(messages: list[dict[str, Any]]) -> str:
 def fake_reply(messages: list[dict[str, Any]], cite: str = "number") -> str:
     """The fake model: a judge verdict for a judge prompt, else an answer citing ``cite``
     style (see :func:`answer_reply`)."""
-    prompt = _last_user(messages)
     # a judge retry ends with the validation error: the claim is in the first user message
     asked = [str(m.get("content", "")) for m in messages if m.get("role") == "user"
              and JUDGE_MARKER in str(m.get("content", ""))]

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from ragassay.checks import question_checks
 from ragassay.claims.deterministic import decide, named_terms, negated
 from ragassay.claims.split import split_claims
 from ragassay.claims.verify import Source, check_answer
-from ragassay.checks import question_checks
 
 SRC = ["The warranty period is 24 months from acceptance. Siemens supplies the pumps.",
        "Shipping costs 4.90 euros. Orders over 50 euros ship free."]
@@ -26,7 +26,8 @@ SRC = ["The warranty period is 24 months from acceptance. Siemens supplies the p
     ("Red, and blue.", ["Red, and blue."]),  # three words a side at least
     ("Die Garantie beträgt 24 Monate, aber der Versand kostet 4,90 Euro. Z.B. gilt das.",
      ["Die Garantie beträgt 24 Monate", "der Versand kostet 4,90 Euro.", "Z.B. gilt das."]),
-    ("보증 기간은 24개월이고, 배송비는 4,900원입니다.", ["보증 기간은 24개월이고", "배송비는 4,900원입니다."]),
+    ("보증 기간은 24개월이고, 배송비는 4,900원입니다.",
+     ["보증 기간은 24개월이고", "배송비는 4,900원입니다."]),
     ("Price: 3.5 %; delivery in 5 days.", ["Price: 3.5 %", "delivery in 5 days."]),
     ("[faq::chunk-002]", []),
     ("", []),

@@ -23,15 +23,15 @@ from conftest import packaged_local_model
 from typer.testing import CliRunner
 
 from ragassay.answer.llm import LLMAnswerer
+from ragassay.claims.verify import Source, check_answer
 from ragassay.cli import app
 from ragassay.endpoint import EndpointConfig, EndpointError, OpenAICompatClient
+from ragassay.judge import Judge
 from ragassay.localserver import (
     PACKAGED_MODEL,
     ServerProcess,
     check_model,
 )
-from ragassay.claims.verify import Source, check_answer
-from ragassay.judge import Judge
 from ragassay.metrics.answer import is_declined
 from ragassay.schema import Answer, AnswerStatus, Chunk, Citation
 

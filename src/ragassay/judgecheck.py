@@ -29,8 +29,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from .endpoint import EndpointError, deadline_after, map_bounded
-from .judge import Judge
 from .jsonio import read_jsonl
+from .judge import Judge
 
 LABELS3 = ("entailed", "contradicted", "unsupported")
 

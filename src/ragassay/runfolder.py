@@ -244,7 +244,8 @@ def _rows(run_id: str, q: QuestionResult) -> tuple[RetrievedRow, AnswerRow, Fail
     answer = AnswerRow(**base, topic=q.topic, answerable=q.answerable, answer=q.answer,
                        context_chunk_ids=q.context_chunk_ids, scores=q.scores,
                        missing=q.missing, usage=q.usage, judge=q.judge,
-                       claims=q.claims, latency_ms=q.latency_ms, checks=q.checks, not_measured=q.not_measured)
+                       claims=q.claims, latency_ms=q.latency_ms, checks=q.checks,
+                       not_measured=q.not_measured)
     failure = None
     if q.failures:
         failure = FailureRow(

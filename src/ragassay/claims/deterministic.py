@@ -97,7 +97,7 @@ def source_sentences(sources: Sequence[str]) -> list[str]:
         own = [" ".join(text[a:b].split()) for a, b in split_sentences(text)]
         own = [x for x in own if x]
         out += own
-        pairs += [f"{x} {y}" for x, y in zip(own, own[1:])]
+        pairs += [f"{x} {y}" for x, y in zip(own, own[1:], strict=False)]
     return out + pairs
 
 

@@ -10,7 +10,8 @@ dates and decimal points do not end a sentence), each further cut into clauses a
   followed by a space and a comma or not: ``…고,`` ``…며,`` ``…지만`` ``…으나,``.
 
 A clause is kept apart only when both sides hold at least three words, two in Korean
-(``red, and blue`` stays one claim); the conjunction itself is dropped. Inline citation markers (``[rfp::chunk-001]``) are removed and
+(``red, and blue`` stays one claim); the conjunction itself is dropped. Inline citation
+markers (``[rfp::chunk-001]``) are removed and
 whitespace collapsed first; a piece without a word character is dropped. Empty text → ``[]``.
 """
 

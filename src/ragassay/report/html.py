@@ -27,9 +27,9 @@ from pathlib import Path
 from ..atomic import write_text
 from ..runfolder import RunResult, read_run
 from .charts import _e
+from .claims import claims_section_html
 from .rows import _chunks_json, _rows_json, decode_row, failing_first, json_script
 from .scripts import SCRIPT
-from .claims import claims_section_html
 from .sections import (
     _failure_section,
     _header_section,
