@@ -32,6 +32,7 @@ import random
 import re
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -180,7 +181,8 @@ def score(rows: list[tuple[str, str | None]]) -> dict[str, Any]:
 
 def run_model(model: Path, items: list[Item], judge_all: int, rng: random.Random
               ) -> dict[str, Any]:
-    with open(ROOT / "bench" / f".{model.stem}.server.log", "w", encoding="utf-8") as log, \
+    log_path = Path(tempfile.gettempdir()) / f"ragassay-bench-{model.stem}.server.log"
+    with open(log_path, "w", encoding="utf-8") as log, \
             spawn(ServerSettings(model=model, port=0, ctx_size=4096), log=log) as server:
         cfg = EndpointConfig(base_url=server.base_url, model="local", timeout_s=600,
                              max_retries=0, concurrency=1, temperature=0.0)
