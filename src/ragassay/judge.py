@@ -105,7 +105,7 @@ def parse_reply(raw: str) -> JudgeReply:
     text = _FENCE.sub("", raw.strip())
     try:
         data = json.loads(text)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise ValueError(f"not JSON ({exc.msg} at character {exc.pos})") from None
     try:
         return JudgeReply.model_validate(data)

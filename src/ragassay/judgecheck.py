@@ -171,9 +171,10 @@ def judge_check(labelled_path: str | Path, judge: Judge, *, rejudge: int = 0,
     flips: dict[str, float] = {}
     if rejudge:
         for j, item in enumerate(items):
-            answers = [results[j + i * len(items)] for i in range(rejudge + 1)]
-            if any(isinstance(a, EndpointError) or a["label"] is None for a in answers):
-                continue
+            got = [results[j + i * len(items)] for i in range(rejudge + 1)]
+            answers = [a for a in got if isinstance(a, dict) and a["label"] is not None]
+            if len(answers) < len(got):
+                continue  # an item not measured every time has no flip rate
             base = answers[0]["label"] == "entailed"
             flips[item.id] = sum((a["label"] == "entailed") != base
                                  for a in answers[1:]) / rejudge
