@@ -206,6 +206,9 @@ def run_model(model: Path, items: list[Item], judge_all: int, rng: random.Random
                 unparsable += label is None
                 seconds.append(s)
                 pipeline.append((item["truth"], label))
+                # one line per judged item, so a run stopped early still tells something
+                print(f"  judged {item['id']}: truth {item['truth']}, judge {label}, "
+                      f"{s:.1f} s", flush=True)
             alone: list[tuple[str, str | None]] = []
             alone_unparsable = 0
             for item in rng.sample(items, min(judge_all, len(items))):
