@@ -32,7 +32,8 @@ import yaml
 from ragassay.atomic import write_text
 from ragassay.config import load_config
 from ragassay.endpoint import OpenAICompatClient
-from ragassay.judge import Judge, judge_check
+from ragassay.judge import Judge
+from ragassay.judgecheck import judge_check
 from ragassay.localserver import ServerSettings, packaged_model_path, spawn
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -149,8 +149,10 @@ def _decline_phrase(messages: list[dict[str, Any]]) -> str:
 def fake_reply(messages: list[dict[str, Any]], cite: str = "number") -> str:
     """The fake model: a judge verdict for a judge prompt, else an answer citing ``cite``
     style (see :func:`answer_reply`)."""
-    prompt = _last_user(messages)
-    return judge_reply(prompt) if JUDGE_MARKER in prompt else answer_reply(messages, cite)
+    # a judge retry ends with the validation error: the claim is in the first user message
+    asked = [str(m.get("content", "")) for m in messages if m.get("role") == "user"
+             and JUDGE_MARKER in str(m.get("content", ""))]
+    return judge_reply(asked[0]) if asked else answer_reply(messages, cite)
 
 
 def fake_embedding(text: str) -> list[float]:
@@ -311,6 +313,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         text = (script.reply if script.reply is not None
                 else fake_reply(messages, self.server.control.cite))
+        if script.reply is None and isinstance(body.get("response_format"), dict) \
+                and any(JUDGE_MARKER in str(m.get("content", "")) for m in messages):
+            # a judge request with a JSON schema: the yes/no verdict as the schema's JSON
+            text = json.dumps({"verdict": "entailed" if text == "yes" else "unsupported",
+                               "evidence": ""})
         message: dict[str, Any] = {"role": "assistant", "content": text}
         if script.malformed == "no_content":
             message = {"role": "assistant"}

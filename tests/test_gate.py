@@ -997,3 +997,41 @@ def test_gate_on_a_real_run(real_run: Path, tmp_path: Path) -> None:
                                                               baseline=read_run_folder(real_run)))
     cli = invoke("gate", real_run, "--baseline", real_run, "--bar", f"recall_at_5>={recall!r}")
     assert cli.exit_code == 0, cli.output
+
+
+# --- use: ppi -------------------------------------------------------------------------------
+
+
+def with_corrected(run: RunResult, measure: str, mean: float, low: float, high: float
+                   ) -> RunResult:
+    corrected = {measure: {"mean": mean, "ci_low": low, "ci_high": high}}
+    return RunResult(run.metrics.model_copy(update={"corrected": corrected}), run.questions)
+
+
+def test_use_ppi_checks_the_corrected_mean() -> None:
+    run = make_run("r1", FIVE)  # correct: mean 0.8 by the run
+    options = parse_gate_config({"correct": ">= 0.75", "use": "ppi"}, source="c.yaml",
+                                known_metrics=KNOWN)
+    assert options.use == "ppi"
+    plain = evaluate_gate(run, parse_gate_config({"correct": ">= 0.75"}, source="c.yaml",
+                                                 known_metrics=KNOWN))
+    assert plain.passed
+    corrected = evaluate_gate(with_corrected(run, "correct", 0.70, 0.62, 0.78), options)
+    r = corrected.bars[0]
+    assert (r.passed, r.value, r.noise) == (False, 0.70, pytest.approx(0.08))
+    assert r.reason == "corrected (PPI++) 0.700 [0.620, 0.780]"
+    with pytest.raises(InputError, match="gate.use"):
+        parse_gate_config({"use": "median"}, source="c.yaml", known_metrics=KNOWN)
+
+
+def test_use_ppi_a_change_within_the_judge_noise_is_no_change() -> None:
+    options = parse_gate_config({"correct": ">= 0.75", "use": "ppi"}, source="c.yaml",
+                                known_metrics=KNOWN)
+    base = with_corrected(make_run("base", FIVE), "correct", 0.76, 0.70, 0.82)
+    # 0.76 → 0.72: below the bar, but |Δ| 0.04 is within the noise (half-width 0.06)
+    small = with_corrected(make_run("r1", FIVE), "correct", 0.72, 0.66, 0.78)
+    r = evaluate_gate(small, options, baseline=base).bars[0]
+    assert r.passed and r.reason.endswith("no change: |Δ| 0.040 ≤ judge noise 0.060")
+    # 0.76 → 0.60: a real drop
+    big = with_corrected(make_run("r2", FIVE), "correct", 0.60, 0.54, 0.66)
+    assert not evaluate_gate(big, options, baseline=base).bars[0].passed

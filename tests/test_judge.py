@@ -20,12 +20,11 @@ from ragassay.judge import (
     NO_SOURCE,
     Judge,
     JudgeResult,
-    cohen_kappa,
-    judge_check,
     judge_messages,
     parse_verdict,
     split_claims,
 )
+from ragassay.judgecheck import cohen_kappa, judge_check
 from ragassay.schema import Answer, Chunk
 
 LABELLED = Path(__file__).resolve().parents[1] / "data" / "judge" / "labelled.jsonl"
@@ -152,11 +151,15 @@ def test_judge_answer_claim_by_claim(fake_server: FakeOpenAIServer) -> None:
                          "Ab 40 € ist der Versand kostenlos. [faq::chunk-001]",
                     status="supported")
     result = judge(fake_server).judge_answer(answer, CHUNKS)
-    assert result == JudgeResult(supported=1, total=2, verdicts=[
-        {"claim": "Der Versand kostet 4,90 €.", "verdict": "yes", "raw": "yes"},
-        {"claim": "Ab 40 € ist der Versand kostenlos.", "verdict": "no", "raw": "no"},
-    ])
+    assert (result.supported, result.total, result.unparsable) == (1, 2, 0)
+    assert [(v["claim"], v["label"], v["verdict"], v["attempts"]) for v in result.verdicts] == [
+        ("Der Versand kostet 4,90 €.", "entailed", "yes", 1),
+        ("Ab 40 € ist der Versand kostenlos.", "unsupported", "no", 1)]
     assert result.score == 1 / 2
+    # the judge's tokens, as the fake server counts them (words), summed over both calls
+    assert result.usage == {
+        "prompt_tokens": sum(v["usage"]["prompt_tokens"] for v in result.verdicts),
+        "completion_tokens": 8}
 
 
 def test_a_declined_answer_claims_nothing(fake_server: FakeOpenAIServer) -> None:
@@ -169,8 +172,8 @@ def test_without_cited_sources_every_claim_is_no_without_a_call(
         fake_server: FakeOpenAIServer) -> None:
     answer = Answer(text="Der Versand kostet 4,90 €.", status="supported")
     result = judge(fake_server).judge_answer(answer, [])
-    assert result.verdicts == [{"claim": "Der Versand kostet 4,90 €.", "verdict": "no",
-                                "raw": NO_SOURCE}]
+    assert [(v["claim"], v["label"], v["raw"]) for v in result.verdicts] == [
+        ("Der Versand kostet 4,90 €.", "unsupported", NO_SOURCE)]
     assert fake_server.control.request_count == 0
 
 
@@ -257,3 +260,90 @@ def test_judge_check_reports_a_bad_line_with_its_place(tmp_path: Path,
                     encoding="utf-8")
     with pytest.raises(InputError, match=r"labelled.jsonl:2: field 'label'"):
         judge_check(path, judge(fake_server))
+
+
+# --- replies that always parse -------------------------------------------------------------
+
+
+def test_a_judge_request_carries_the_reply_schema(fake_server: FakeOpenAIServer) -> None:
+    v = judge(fake_server).claim_verdict("Der Versand kostet 4,90 €.", [CHUNKS[0].text])
+    body = fake_server.control.last_body
+    assert body["response_format"]["type"] == "json_schema"
+    schema = body["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["verdict"]["enum"] == ["entailed", "contradicted",
+                                                       "unsupported"]
+    assert (v["label"], v["attempts"]) == ("entailed", 1)
+
+
+def test_an_invalid_reply_is_retried_once_with_the_validation_error(
+        fake_server: FakeOpenAIServer) -> None:
+    fake_server.control.fail_next(1, reply='{"verdict": "maybe", "evidence": ""}')
+    v = judge(fake_server).claim_verdict("Der Versand kostet 4,90 €.", [CHUNKS[0].text])
+    assert (v["label"], v["attempts"]) == ("entailed", 2)
+    retry = fake_server.control.last_body["messages"]
+    assert retry[-2] == {"role": "assistant", "content": '{"verdict": "maybe", "evidence": ""}'}
+    assert retry[-1]["content"].startswith("That reply is invalid: field 'verdict': Input "
+                                           "should be 'entailed', 'contradicted' or "
+                                           "'unsupported'")
+
+
+def test_two_invalid_replies_are_not_measured_with_the_reason(
+        fake_server: FakeOpenAIServer) -> None:
+    fake_server.control.fail_next(2, reply="Yes, it does.")
+    j = judge(fake_server, concurrency=1)
+    v = j.claim_verdict("Der Versand kostet 4,90 €.", [CHUNKS[0].text])
+    assert (v["label"], v["verdict"], v["attempts"]) == (None, "unparsable", 2)
+    assert v["reason"].startswith("judge reply invalid twice: not JSON")
+    fake_server.control.fail_next(2, reply="Yes, it does.")
+    answer = Answer(text="Der Versand kostet 4,90 €. Ab 50 € ist er kostenlos.",
+                    status="supported")
+    result = j.judge_answer(answer, CHUNKS)
+    assert (result.total, result.unparsable, result.score) == (2, 1, 1.0)
+
+
+def test_judge_check_reports_kappa_ci_three_way_confusion_and_flip_rate(
+        fake_server: FakeOpenAIServer, tmp_path: Path) -> None:
+    path = tmp_path / "labelled.jsonl"
+    rows = [
+        {"id": "a", "claim": "Ab 50 € ist der Versand kostenlos.", "sources": [CHUNKS[0].text],
+         "label": "entailed"},
+        {"id": "b", "claim": "Ab 40 € ist der Versand kostenlos.", "sources": [CHUNKS[0].text],
+         "label": "contradicted"},
+        {"id": "c", "claim": "Die Lieferung dauert drei Wochen.", "sources": [CHUNKS[0].text],
+         "label": "unsupported"},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    report = judge_check(path, judge(fake_server, concurrency=1), rejudge=2)
+    # the fake says entailed / unsupported / unsupported, the same every time
+    assert report["confusion3"]["entailed"]["entailed"] == 1
+    assert report["confusion3"]["unsupported"] == {"entailed": 0, "contradicted": 1,
+                                                   "unsupported": 1}
+    assert report["confusion"] == {"tp": 1, "fp": 0, "fn": 0, "tn": 2}
+    assert report["flip_rate"] == 0.0 and report["flips"] == {}
+    assert fake_server.control.request_count == 9  # 3 items x (1 + 2 rejudges)
+    low, high = report["kappa_ci"]
+    assert low is not None and low <= report["cohen_kappa"] <= high
+    assert report["unparsable_share"] == 0.0
+
+
+def test_flip_rate_counts_changed_verdicts(fake_server: FakeOpenAIServer, tmp_path: Path
+                                           ) -> None:
+    path = tmp_path / "labelled.jsonl"
+    path.write_text(json.dumps({"id": "a", "claim": "Der Versand kostet 4,90 €.",
+                                "sources": [CHUNKS[0].text], "label": "yes"}) + "\n",
+                    encoding="utf-8")
+    # first verdict entailed (normal), rejudge 1 contradicted, rejudge 2 normal → 1 of 2
+    fake_server.control.fail_next(0)
+    j = judge(fake_server, concurrency=1)
+    original = j.claim_verdict
+    calls = iter([None, '{"verdict": "contradicted", "evidence": ""}', None])
+
+    def scripted(*args: Any, **kw: Any) -> dict[str, Any]:
+        reply = next(calls)
+        if reply is not None:
+            fake_server.control.fail_next(1, reply=reply)
+        return original(*args, **kw)
+
+    j.claim_verdict = scripted  # type: ignore[method-assign]
+    report = judge_check(path, j, rejudge=2)
+    assert report["flip_rate"] == 0.5 and report["flips"] == {"a": 0.5}

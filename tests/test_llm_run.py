@@ -289,3 +289,37 @@ def test_failed_answer_keeps_its_retrieval_metrics(tmp_path: Path,
     assert metrics["retrieval"]["recall_at_5"] == full_metrics["retrieval"]["recall_at_5"]
     assert metrics["checks"]["found"] == full_metrics["checks"]["found"]
     assert metrics["checks"]["grounded"]["not_measured"] >= 3
+
+
+# --- judge failures are not measured: exit 3 ---------------------------------------------
+
+
+def test_a_run_whose_judge_fails_exits_3_with_the_reason(tmp_path: Path,
+                                                          fake_server: FakeOpenAIServer) -> None:
+    config = llm_config(tmp_path, fake_server)
+    data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    data["answerer"] = {"kind": "extractive"}  # every POST is then a judge call
+    data["judge"]["max_retries"] = 0
+    config.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    fake_server.control.fail_next(100_000, status=400)  # the judge breaks, every call
+    result = runner.invoke(app, ["run", "-c", str(config), "--run-id", "judged", "-q"])
+    assert result.exit_code == 3, result.output  # was 0: judged questions not measured
+    assert "the judge failed on" in result.output and "judge call failed" in result.output
+    answers = rows(tmp_path / "runs/judged", "answers.jsonl")  # the run folder is written
+    failed = [a for a in answers if a["missing"].get("judge_faithfulness", "")
+              .startswith("judge call failed")]
+    assert failed
+
+
+def test_judge_check_with_items_not_measured_exits_3(tmp_path: Path,
+                                                     fake_server: FakeOpenAIServer) -> None:
+    config = llm_config(tmp_path, fake_server)
+    data = yaml.safe_load(config.read_text(encoding="utf-8"))
+    data["judge"]["concurrency"] = 1  # one call at a time: the script hits the first item
+    config.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    fake_server.control.fail_next(2, reply="not json at all")  # the first item, twice
+    result = runner.invoke(app, ["judge-check", str(ROOT / "data/judge/labelled.jsonl"),
+                                 "-c", str(config)])
+    assert result.exit_code == 3, result.output  # was 0 with items not measured
+    assert "1 of 24 items not measured" in result.output
+    assert "judge reply invalid twice: not JSON" in result.output

@@ -119,12 +119,14 @@ def test_groups_directions_and_cutoffs() -> None:
         "precision", "recall", "hit", "mrr", "ndcg", "map", "r_precision")
     assert ANSWER_MEASURES == (
         "judge_faithfulness", "faithfulness", "groundedness", "answer_relevancy", "correct",
-        "citation_accuracy", "hallucination_flag", "unanswerable_detection_flag")
+        "citation_accuracy", "hallucination_flag", "unanswerable_detection_flag",
+        "claim_precision", "claim_recall", "context_utilisation", "noise_sensitivity")
     infos = list_measures(None)
     assert [i.name for i in infos] == [*RETRIEVAL_FAMILIES, *ANSWER_MEASURES]
     assert [i.name for i in list_measures()] == list(RETRIEVAL_FAMILIES)
     assert [i.name for i in list_measures("answer")] == list(ANSWER_MEASURES)
-    assert [i.name for i in infos if not i.higher_is_better] == ["hallucination_flag"]
+    assert [i.name for i in infos if not i.higher_is_better] == ["hallucination_flag",
+                                                                 "noise_sensitivity"]
     assert Measure("hallucination_flag").higher_is_better is False
     assert [i.name for i in infos if i.needs_cutoff] == ["precision", "hit"]
     for info in infos:

@@ -14,6 +14,7 @@ import numpy as np
 from . import __version__
 from .answer.prompt import TOKENIZER
 from .checks import totals
+from .claimcheck import claims_summary
 from .config import EvalConfig
 from .diagnose import LABELS, UNOBSERVABLE, count_labels
 from .gold import run_gold
@@ -47,13 +48,25 @@ def cost_summary(results: Sequence[QuestionResult]) -> dict[str, Any]:
     usages = [r.usage for r in results if r.usage is not None]
     costs = [c for u in usages if isinstance(c := u.get("cost"), (int, float))]
     known = bool(usages) and len(costs) == len(usages)
+    counted = sum(1 for u in usages if u.get("source") == "counted")
+    judge = {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0}
+    for r in results:  # the judge's own tokens: claim checks and judge_faithfulness
+        for used in ((r.claims or {}).get("judge_usage"), (r.judge or {}).get("usage")):
+            for name in judge:
+                judge[name] += int((used or {}).get(name, 0) or 0)
     return {
-        "tokenizer": TOKENIZER,
+        # the tokenizer that counted the tokens: None when the server reported every count
+        "tokenizer": TOKENIZER if counted else None,
+        "token_source": ("counted" if counted == len(usages) else "reported" if not counted
+                         else "mixed") if usages else None,
         "prompt_tokens": sum(u["prompt_tokens"] for u in usages),
         "completion_tokens": sum(u["completion_tokens"] for u in usages),
         "answerer_calls": sum(1 for u in usages if u["prompt_tokens"] > 0),
         "questions_with_usage": len(usages),
         "total": math.fsum(costs) if known else None,
+        "judge_prompt_tokens": judge["prompt_tokens"],
+        "judge_completion_tokens": judge["completion_tokens"],
+        "judge_calls": judge["calls"],
     }
 
 
@@ -107,6 +120,28 @@ def _not_applicable(results: Sequence[QuestionResult], names: Iterable[str]
     return out
 
 
+def corrected_means(cfg: EvalConfig, results: Sequence[QuestionResult],
+                    answer: Mapping[str, Any]) -> dict[str, Any]:
+    """PPI++ corrected means of the judged answer measures with people's values
+    (``metrics.labels_path``), per measure; ``{}`` without labels."""
+    if cfg.metrics.labels_path is None:
+        return {}
+    from .labels import read_labels
+    from .metrics.ppi import ppi_mean
+
+    labels = read_labels(cfg.metrics.labels_path)
+    out: dict[str, Any] = {}
+    for measure, people in labels.items():
+        if measure not in answer:
+            continue
+        judged = {r.question_id: r.scores.get(measure) for r in results}
+        pairs = [(people[q], float(v)) for q, v in judged.items()
+                 if q in people and v is not None]
+        rest = [float(v) for q, v in judged.items() if q not in people and v is not None]
+        out[measure] = ppi_mean(pairs, rest)
+    return out
+
+
 def summarize(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult], *, run_id: str,
               mode: str, k: int, provenance: Mapping[str, Any] | None = None,
               timings: Mapping[str, Any] | None = None, notes: Sequence[str] = ()
@@ -144,7 +179,8 @@ def summarize(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult], *,
                                 if r.not_measured not in (None, NO_PREDICTION)),
         ),
         checks=totals(((r.answerable, r.checks) for r in results), k=k,
-                      hit_policy=cfg.metrics.hit_policy),
+                      hit_policy=cfg.metrics.hit_policy,
+                      right_by_claim_recall=cfg.metrics.right_by_claim_recall),
         retrieval=retrieval, answer=answer,
         not_applicable=_not_applicable(results, [*cfg.metrics.retrieval, *cfg.metrics.answer]),
         notes=list(notes),
@@ -153,6 +189,8 @@ def summarize(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult], *,
         gold=run_gold(inputs.questions, inputs.gold),
         provenance=Provenance(**prov),
         timings={"latency_ms": latency_summary(results), **(timings or {})},
+        claims=claims_summary(cfg, results),
+        corrected=corrected_means(cfg, results, answer),
     )
 
 

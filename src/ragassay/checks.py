@@ -11,7 +11,11 @@ the run's k and hit policy, and stores them in the run record; the terminal, ``s
 - ``grounded``: ``groundedness == 1`` (an honest decline passes); None without a prediction.
 - ``right``: ``correct == 1`` (every ``must_contain`` item, any one alternative of an item
   that lists several, in the answer without its markers; an unanswerable question is
-  right when declined); None without ``must_contain`` or without a prediction.
+  right when declined); None without ``must_contain`` or without a prediction. With
+  ``right_by_claim_recall = t`` (``metrics.right_by_claim_recall``, recorded in the run
+  record's ``checks``), an answerable question without ``must_contain`` is right when its
+  ``claim_recall >= t`` (the answer states that share of the gold's claims); still None
+  when claim recall is not measured.
 
 A question *passes* when none of its checks fails. A check that is None neither passes nor
 fails; a question with no prediction at all is counted apart (see ``measured``).
@@ -50,13 +54,19 @@ def _flag(value: Any) -> bool | None:
 
 
 def question_checks(*, answerable: bool, retrieval: Mapping[str, Any],
-                    scores: Mapping[str, Any], k: int) -> Checks:
+                    scores: Mapping[str, Any], k: int,
+                    right_by_claim_recall: float | None = None) -> Checks:
     """The checks of one question from its retrieval metrics (which hold ``hit_at_<k>`` at
     the run's hit policy) and its answer scores."""
+    right = _flag(scores.get("correct"))
+    recall = scores.get("claim_recall")
+    if (right is None and answerable and right_by_claim_recall is not None
+            and recall is not None):
+        right = recall >= right_by_claim_recall
     return Checks(
         found=_flag(retrieval.get(f"hit_at_{k}")) if answerable else None,
         grounded=_flag(scores.get("groundedness")),
-        right=_flag(scores.get("correct")),
+        right=right,
     )
 
 
@@ -78,6 +88,7 @@ class Totals(BaseModel):
 
     k: int
     hit_policy: str
+    right_by_claim_recall: float | None = None  # None: right is must_contain only
     found: Tally
     grounded: Tally
     right: Tally
@@ -93,7 +104,8 @@ class Totals(BaseModel):
         return " · ".join(parts)
 
 
-def totals(rows: Iterable[tuple[bool, Checks]], *, k: int, hit_policy: str) -> Totals:
+def totals(rows: Iterable[tuple[bool, Checks]], *, k: int, hit_policy: str,
+           right_by_claim_recall: float | None = None) -> Totals:
     """Tally ``(answerable, checks)`` pairs; ``found`` counts answerable questions only."""
     counts = {c: [0, 0, 0] for c in CHECKS}  # passed, total, not measured
     for answerable, checks in rows:
@@ -107,7 +119,7 @@ def totals(rows: Iterable[tuple[bool, Checks]], *, k: int, hit_policy: str) -> T
             else:
                 c[0] += value
                 c[1] += 1
-    return Totals(k=k, hit_policy=hit_policy, **{
+    return Totals(k=k, hit_policy=hit_policy, right_by_claim_recall=right_by_claim_recall, **{
         name: Tally(passed=p, total=t, not_measured=n) for name, (p, t, n) in counts.items()})
 
 

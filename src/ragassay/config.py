@@ -151,6 +151,11 @@ class MetricsConfig(_Strict):
     answer: list[str] = Field(default_factory=lambda: list(ANSWER_MEASURES))
     hit_policy: Literal["any", "all"] = "any"
     bootstrap_resamples: int = Field(2000, ge=100)
+    # right = claim_recall >= this where a question has no must_contain (None: off)
+    right_by_claim_recall: float | None = Field(None, ge=0.0, le=1.0)
+    # JSONL of people's values of judged measures ({question_id, measure, value}): the
+    # judged means are then corrected by PPI++ (ragassay.metrics.ppi)
+    labels_path: Path | None = None
 
 
 class DiagnoseConfig(_Strict):
@@ -258,7 +263,7 @@ def _error(path: Path, lines: dict[str, int], field: str, message: str) -> Input
 # Keys that hold paths: a relative path written in a config is relative to the config's folder.
 PATH_KEYS = ("index_dir", "source_dir", "predictions_path", "chunks_path", "questions_path",
              "gold_evidence_path", "output_root", "answerer.cache_dir", "judge.cache_dir",
-             "system.cache_dir")
+             "system.cache_dir", "metrics.labels_path")
 
 
 def _resolve_paths(data: dict[str, Any], base: Path) -> None:

@@ -45,7 +45,7 @@ import numpy as np
 from .gold import ANCHOR_STATES, AnchoredEvidence, QuestionGold, anchor_label
 from .schema import Chunk, Citation, Document, Prediction, Question, RetrievedChunk
 from .store import Index
-from .text import normalize
+from .text import fold_text
 
 RETURNED_DOC = "(returned by the system)"
 """The document of every returned text that names no document of the evidence."""
@@ -87,7 +87,7 @@ def _items(pred: Prediction, store: Index, used: set[str]
             sid = ids[hit.chunk_id]
         else:
             text = hit.text or ""  # check_predictions refused an unknown id without text
-            norm = normalize(text)
+            norm = fold_text(text)
             sid = by_text.get(norm, "") or chunk_of_text(store, norm)
             if not sid:
                 sid = _item_id(hit.chunk_id, pred.question_id, store, used)
@@ -110,7 +110,7 @@ def chunk_of_text(store: Index, normalized: str) -> str:
     if by_text is None:
         by_text = {}
         for c in store.chunks:
-            by_text.setdefault(normalize(c.text), c.chunk_id)
+            by_text.setdefault(fold_text(c.text), c.chunk_id)
         store.cache["chunk_by_normalized_text"] = by_text
     return by_text.get(normalized, "")
 

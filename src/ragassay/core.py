@@ -385,6 +385,15 @@ def _score_unit(work: Work, chunk: list[tuple[Question, Prediction | None, Ranki
     return out
 
 
+def check_claims(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult]) -> None:
+    """Claim verdicts and measures of every answer (:mod:`ragassay.claimcheck`)."""
+    from .claimcheck import check_claims as run_checks
+
+    with stages.bar("checking claims", 1) as bar:
+        run_checks(cfg, inputs, results)
+        bar.advance()
+
+
 def judge(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult],
           executor: Executor | None = None) -> None:
     """Claim-level faithfulness by the configured LLM judge: ``judge_faithfulness`` =
@@ -518,6 +527,7 @@ def evaluate_rag(questions: Sequence[Question], gold: Iterable[GoldRecord],
     predicted = Predicted(check_predictions(predictions, questions, store))
     k = cfg.pipeline.top_k
     results = score(cfg, inputs, predicted, k=k)
+    check_claims(cfg, inputs, results)
     judge(cfg, inputs, results)
     metrics = summarize(cfg, inputs, results, run_id=run_id, mode="predictions", k=k,
                         notes=inputs.warnings)

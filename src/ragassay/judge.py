@@ -1,67 +1,86 @@
-"""Claim-level faithfulness with an LLM judge, and a check of the judge on labelled claims.
+"""The LLM judge: one claim against sources, with a reply that always parses or is "not
+measured" with its reason; and claim-level faithfulness of an answer.
 
-An answer is split into claims (its sentences without citation markers); the judge model
-is asked, for each claim, whether it follows from the chunks the answer cites. The claim
-goes with the question it answers: alone, a claim such as ``68`` or ``3%`` says nothing
-that a source could support or contradict. The
-answer's judgement is ``supported`` of ``total`` claims. The judge is optional and only as
-good as its agreement with people: :func:`judge_check` measures that agreement on a
-labelled set (accuracy and Cohen's kappa) before anyone trusts its numbers.
+A judge request carries a JSON schema (``response_format: {type: json_schema}``; llama.cpp's
+server turns it into a grammar, so even a 135M model replies in shape). The reply is
+validated with pydantic (:class:`JudgeReply`: ``verdict`` one of ``entailed`` /
+``contradicted`` / ``unsupported``, ``evidence`` a quoted span). A reply that does not
+validate is sent back once with the validation error; a second bad reply makes the claim
+``unparsable`` with the reason — counted apart, never a score.
 
-A failed call makes the whole answer's judgement an :class:`EndpointError` — reported as
-not measured, never turned into a score.
+The claim goes with the question it answers: alone, a claim such as ``68`` or ``3%`` says
+nothing a source could support or contradict. The answer's ``judge_faithfulness`` is
+``supported`` (entailed) of the judged claims. A failed call makes the whole answer's
+judgement an :class:`EndpointError` — not measured, never turned into a score. The judge is
+only as good as its agreement with people: :mod:`ragassay.judgecheck` measures that.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .claims.split import split_claims
 from .endpoint import EndpointError, OpenAICompatClient, deadline_after, map_bounded
-from .jsonio import read_jsonl
 from .metrics.answer import DECLINED_STATUSES
 from .schema import Answer, Chunk
-from .text import split_sentences
 
 Verdict = Literal["yes", "no", "unparsable"]
+ClaimLabel = Literal["entailed", "contradicted", "unsupported"]
 
-JUDGE_QUESTION = "Does this claim follow from these sources? Answer yes or no."
-JUDGE_SYSTEM = ("You check claims against sources. A claim follows from the sources only "
-                "if the sources state it, with the same numbers, units, parties and "
-                "conditions. Reply with one word: yes or no.")
+JUDGE_QUESTION = ("Does this claim follow from these sources? Reply in JSON: verdict "
+                  "entailed (the sources state it), contradicted (the sources state "
+                  "otherwise) or unsupported (the sources do not say), and evidence (the "
+                  "words of the sources that decide it).")
+JUDGE_SYSTEM = ("You check claims against sources. A claim is entailed only if the sources "
+                "state it, with the same numbers, units, parties and conditions.")
 NO_SOURCE = "(no cited source)"
+MAX_EVIDENCE_CHARS = 1000
+REPLY_TOKENS = 160  # a verdict and a short quoted span
 
-_MARKER = re.compile(r"\s*\[[^\[\]\n]+\]")
+__all__ = ["JUDGE_QUESTION", "JUDGE_SYSTEM", "NO_SOURCE", "REPLY_SCHEMA", "Judge",
+           "JudgeReply", "JudgeResult", "judge_messages", "parse_reply", "parse_verdict",
+           "split_claims"]
+
+
+class JudgeReply(BaseModel):
+    """The reply the judge must give (also its JSON schema, :data:`REPLY_SCHEMA`)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    verdict: ClaimLabel
+    evidence: str = Field(default="", max_length=MAX_EVIDENCE_CHARS)
+
+
+REPLY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": ["entailed", "contradicted", "unsupported"]},
+        "evidence": {"type": "string", "maxLength": 300},
+    },
+    "required": ["verdict", "evidence"],
+    "additionalProperties": False,
+}
+RESPONSE_FORMAT = {"type": "json_schema",
+                   "json_schema": {"name": "claim_verdict", "strict": True,
+                                   "schema": REPLY_SCHEMA}}
+
 _WS = re.compile(r"\s+")
-_SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?。])")
-_HAS_WORD = re.compile(r"\w")
 _VERDICT_WORD = re.compile(r"\w+")
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 _YES = frozenset({"yes", "true", "ja", "jawohl", "네", "예", "맞습니다", "맞음"})
 _NO = frozenset({"no", "false", "nein", "아니요", "아니오", "아니", "아닙니다", "틀림"})
 
 
-def split_claims(answer_text: str) -> list[str]:
-    """The claims of an answer: its sentences (:func:`ragassay.text.split_sentences`) with
-    inline ``[...]`` markers removed and whitespace collapsed; sentences left without a
-    word character (a citation alone) are dropped. Empty text → ``[]``."""
-    text = _MARKER.sub("", answer_text)
-    claims = []
-    for a, b in split_sentences(text):
-        claim = _SPACE_BEFORE_PUNCT.sub(r"\1", _WS.sub(" ", text[a:b]).strip())
-        if _HAS_WORD.search(claim):
-            claims.append(claim)
-    return claims
-
-
 def parse_verdict(raw: str) -> Verdict:
-    """``yes``/``no`` from a judge reply, in English, German or Korean, with any markdown
-    or punctuation around it (``Yes.``, ``**No**``, ``네``, ``아니요``, ``Ja``, ``nein``).
+    """``yes``/``no`` from a free-text reply, in English, German or Korean, with any
+    markdown or punctuation around it (``Yes.``, ``**No**``, ``네``, ``Ja``, ``nein``).
 
     The first word decides when it is a yes- or no-word; otherwise the reply is ``yes``
     (``no``) when it holds yes-words (no-words) only; else ``unparsable``.
@@ -80,6 +99,22 @@ def parse_verdict(raw: str) -> Verdict:
     return "unparsable"
 
 
+def parse_reply(raw: str) -> JudgeReply:
+    """The validated reply (a markdown code fence around the JSON is allowed). Raises
+    :class:`ValueError` with what is wrong (not JSON; a field missing or out of range)."""
+    text = _FENCE.sub("", raw.strip())
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg} at character {exc.pos})") from None
+    try:
+        return JudgeReply.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "reply"
+        raise ValueError(f"field {where!r}: {first['msg']}") from None
+
+
 def judge_messages(claim: str, sources: Sequence[str], question: str | None = None,
                    ) -> list[dict[str, str]]:
     """The chat messages asking whether ``claim`` follows from ``sources``; with
@@ -93,14 +128,16 @@ def judge_messages(claim: str, sources: Sequence[str], question: str | None = No
 
 @dataclass
 class JudgeResult:
-    """Judgement of one answer. ``total`` = claims; ``supported`` = claims judged ``yes``;
-    ``unparsable`` = claims whose reply was neither. ``score`` = supported / (total −
-    unparsable), ``None`` when no claim got a yes/no (nothing measured)."""
+    """Judgement of one answer. ``total`` = claims; ``supported`` = claims judged entailed;
+    ``unparsable`` = claims whose reply never validated. ``score`` = supported / (total −
+    unparsable), ``None`` when no claim got a verdict (nothing measured)."""
 
     supported: int
     total: int
-    verdicts: list[dict[str, str]] = field(default_factory=list)
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
     unparsable: int = 0
+    usage: dict[str, int] = field(default_factory=lambda: {"prompt_tokens": 0,
+                                                           "completion_tokens": 0})
 
     @property
     def score(self) -> float | None:
@@ -111,21 +148,57 @@ class JudgeResult:
         return {**asdict(self), "score": self.score}
 
 
+def _add_usage(total: dict[str, int], usage: dict[str, int] | None) -> None:
+    for name in ("prompt_tokens", "completion_tokens"):
+        total[name] = total.get(name, 0) + int((usage or {}).get(name) or 0)
+
+
 class Judge:
-    """Asks the client's model, claim by claim, whether a claim follows from sources."""
+    """Asks the client's model, claim by claim, for a verdict against sources."""
 
     def __init__(self, client: OpenAICompatClient) -> None:
         self.client = client
 
-    def verdict(self, claim: str, sources: Sequence[str], question: str | None = None,
-                ) -> dict[str, str]:
-        """``{claim, verdict, raw}`` for one claim (an answer to ``question``, when given).
-        No sources → ``no`` without a call. Raises :class:`EndpointError` when the call
-        fails."""
+    def claim_verdict(self, claim: str, sources: Sequence[str], question: str | None = None,
+                      **params: Any) -> dict[str, Any]:
+        """``{claim, label, verdict, evidence, raw, attempts, usage, cached}`` for one claim:
+        ``label`` entailed / contradicted / unsupported, or ``None`` with ``reason`` when
+        both replies failed validation (``verdict`` is then ``unparsable``); ``verdict``
+        is yes (entailed) / no. ``params`` go to the request (``seed``, ``temperature``).
+        No sources → unsupported without a call. Raises :class:`EndpointError`."""
+        usage = {"prompt_tokens": 0, "completion_tokens": 0}
         if not sources:
-            return {"claim": claim, "verdict": "no", "raw": NO_SOURCE}
-        raw = self.client.chat(judge_messages(claim, sources, question)).text
-        return {"claim": claim, "verdict": parse_verdict(raw), "raw": raw}
+            return {"claim": claim, "label": "unsupported", "verdict": "no", "evidence": "",
+                    "raw": NO_SOURCE, "attempts": 0, "usage": usage, "cached": False}
+        messages: list[dict[str, str]] = judge_messages(claim, sources, question)
+        request = {"response_format": RESPONSE_FORMAT, "max_tokens": REPLY_TOKENS, **params}
+        reason = ""
+        cached = True
+        for attempt in (1, 2):
+            result = self.client.chat(messages, **request)
+            _add_usage(usage, result.usage)
+            cached = cached and result.cached
+            try:
+                reply = parse_reply(result.text)
+            except ValueError as exc:
+                reason = str(exc)
+                # once more, with what was wrong
+                messages = [*messages, {"role": "assistant", "content": result.text[:2000]},
+                            {"role": "user", "content": f"That reply is invalid: {reason}. "
+                             "Reply with the JSON object only."}]
+                continue
+            return {"claim": claim, "label": reply.verdict,
+                    "verdict": "yes" if reply.verdict == "entailed" else "no",
+                    "evidence": reply.evidence, "raw": result.text[:2000],
+                    "attempts": attempt, "usage": usage, "cached": cached}
+        return {"claim": claim, "label": None, "verdict": "unparsable", "evidence": "",
+                "raw": result.text[:2000], "attempts": 2, "usage": usage, "cached": cached,
+                "reason": f"judge reply invalid twice: {reason}"}
+
+    def verdict(self, claim: str, sources: Sequence[str], question: str | None = None,
+                ) -> dict[str, Any]:
+        """:meth:`claim_verdict` (kept for the yes/no callers)."""
+        return self.claim_verdict(claim, sources, question)
 
     def judge_answer(self, answer: Answer, cited_chunks: Sequence[Chunk],
                      question: str | None = None) -> JudgeResult:
@@ -141,9 +214,12 @@ class Judge:
         sources = [c.text for c in cited_chunks]
         verdicts = [self.verdict(claim, sources, question)
                     for claim in split_claims(answer.text)]
-        return JudgeResult(supported=sum(v["verdict"] == "yes" for v in verdicts),
-                           total=len(verdicts), verdicts=verdicts,
-                           unparsable=sum(v["verdict"] == "unparsable" for v in verdicts))
+        result = JudgeResult(supported=sum(v["verdict"] == "yes" for v in verdicts),
+                             total=len(verdicts), verdicts=verdicts,
+                             unparsable=sum(v["verdict"] == "unparsable" for v in verdicts))
+        for v in verdicts:  # a cached reply counts as the call that produced it
+            _add_usage(result.usage, v.get("usage"))
+        return result
 
     def judge_many(self, items: Sequence[tuple[Answer, Sequence[Chunk], str | None]],
                    ) -> list[JudgeResult | EndpointError]:
@@ -153,81 +229,3 @@ class Judge:
         return map_bounded(lambda item: self.judge_answer(*item), items,
                            self.client.concurrency,
                            deadline_after(self.client.cfg.run_timeout_s))
-
-
-# --- checking the judge against people ---------------------------------------------------
-
-
-class LabelledClaim(BaseModel):
-    """One line of a judge check file: a claim, its sources, a person's label, and the
-    question the claim answers when there is one (sent to the judge with the claim)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: str = Field(min_length=1)
-    claim: str = Field(min_length=1)
-    sources: list[str]
-    label: Literal["yes", "no"]
-    question: str | None = None
-    lang: str | None = None
-    note: str | None = None
-
-
-def cohen_kappa(tp: int, fp: int, fn: int, tn: int) -> float | None:
-    """Cohen's kappa of two raters on a yes/no 2x2 table (judge = rows, label = columns):
-
-        n   = tp + fp + fn + tn
-        p_o = (tp + tn) / n                                       observed agreement
-        p_e = ((tp + fp)(tp + fn) + (fn + tn)(fp + tn)) / n²      agreement by chance
-        κ   = (p_o − p_e) / (1 − p_e)
-
-    ``None`` when undefined: an empty table, or ``p_e = 1`` (both raters gave one and the
-    same label to everything, so agreement cannot be told from chance).
-    """
-    n = tp + fp + fn + tn
-    if n == 0:
-        return None
-    p_o = (tp + tn) / n
-    p_e = ((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)) / (n * n)
-    if p_e >= 1.0:
-        return None
-    return (p_o - p_e) / (1.0 - p_e)
-
-
-def judge_check(labelled_path: str | Path, judge: Judge) -> dict[str, Any]:
-    """How well ``judge`` agrees with the labels of a JSONL file of :class:`LabelledClaim`.
-
-    Returns ``{n, measured, accuracy, cohen_kappa, confusion: {tp, fp, fn, tn},
-    not_measured, not_measured_ids, disagreements}`` with "yes" as the positive class
-    (``fp`` = judge yes, label no). Items whose call failed or whose reply was unparsable
-    are not measured: counted and listed, left out of accuracy and kappa. ``accuracy`` is
-    ``None`` when nothing was measured. Bad lines raise :class:`ragassay.schema.InputError`.
-    """
-    items = read_jsonl(labelled_path, LabelledClaim, key="id")
-    results = map_bounded(lambda it: judge.verdict(it.claim, it.sources, it.question), items,
-                          judge.client.concurrency,
-                          deadline_after(judge.client.cfg.run_timeout_s))
-    confusion = {"tp": 0, "fp": 0, "fn": 0, "tn": 0}
-    not_measured: list[str] = []
-    disagreements: list[str] = []
-    for item, res in zip(items, results, strict=True):
-        if isinstance(res, EndpointError) or res["verdict"] == "unparsable":
-            not_measured.append(item.id)
-            continue
-        said_yes, is_yes = res["verdict"] == "yes", item.label == "yes"
-        cell = {(True, True): "tp", (True, False): "fp",
-                (False, True): "fn", (False, False): "tn"}[(said_yes, is_yes)]
-        confusion[cell] += 1
-        if said_yes != is_yes:
-            disagreements.append(item.id)
-    measured = len(items) - len(not_measured)
-    return {
-        "n": len(items),
-        "measured": measured,
-        "accuracy": (confusion["tp"] + confusion["tn"]) / measured if measured else None,
-        "cohen_kappa": cohen_kappa(**confusion),
-        "confusion": confusion,
-        "not_measured": len(not_measured),
-        "not_measured_ids": not_measured,
-        "disagreements": disagreements,
-    }

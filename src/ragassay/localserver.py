@@ -21,11 +21,13 @@ answered is on record. ``/metrics`` (Prometheus text) counts prompt and generate
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -82,14 +84,67 @@ def check_model(path: Path, field: str = "--model") -> str:
         if fh.read(4) != b"GGUF":
             raise InputError(path, "not a GGUF file (it does not start with 'GGUF')",
                              field=field)
-    from .ingest import file_sha256  # the one file hash (inputs, index, models)
-
-    sha = file_sha256(path)
+    sha = model_sha256(path)
     if path.name == PACKAGED_MODEL.filename and sha != PACKAGED_MODEL.sha256:
         raise InputError(path, f"sha256 {sha} is not the recorded {PACKAGED_MODEL.sha256} of "
                          f"{PACKAGED_MODEL.package}'s {PACKAGED_MODEL.filename}: reinstall "
                          f"{PACKAGED_MODEL.package}", field=field)
     return sha
+
+
+_SHA_BY_STAT: dict[tuple[str, int, int], str] = {}
+_SHA_LOCK = threading.Lock()
+
+
+def model_sha256(path: Path) -> str:
+    """The sha256 of a model file, computed once per file: remembered (in this process and
+    in ``sha256.json`` of the user's cache folder, ``$XDG_CACHE_HOME/ragassay`` or
+    ``~/.cache/ragassay``) under its resolved path, size and modification time, so a
+    multi-GB GGUF is not read again at every start — and a file replaced at the same path
+    (new mtime) is hashed anew, so the model identity the server reports changes with it."""
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    with _SHA_LOCK:
+        if key in _SHA_BY_STAT:
+            return _SHA_BY_STAT[key]
+    store = _sha_store()
+    entry = _read_sha_store(store).get(key[0])
+    if isinstance(entry, dict) and [entry.get("size"), entry.get("mtime_ns")] == list(key[1:]) \
+            and isinstance(entry.get("sha256"), str):
+        sha = entry["sha256"]
+    else:
+        from .ingest import file_sha256  # the one file hash (inputs, index, models)
+
+        sha = file_sha256(path)
+        _remember_sha(store, key, sha)
+    with _SHA_LOCK:
+        _SHA_BY_STAT[key] = sha
+    return sha
+
+
+def _sha_store() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "ragassay" / "sha256.json"
+
+
+def _read_sha_store(store: Path) -> dict[str, object]:
+    try:
+        data = json.loads(store.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _remember_sha(store: Path, key: tuple[str, int, int], sha: str) -> None:
+    from .atomic import write_text
+
+    data = _read_sha_store(store)
+    data[key[0]] = {"size": key[1], "mtime_ns": key[2], "sha256": sha}
+    try:
+        store.parent.mkdir(parents=True, exist_ok=True)
+        write_text(store, json.dumps(data, indent=1, sort_keys=True))
+    except OSError:
+        pass  # a read-only home: hash again next time, nothing else changes
 
 
 def default_threads() -> tuple[int, int]:
@@ -153,7 +208,7 @@ def start(settings: ServerSettings) -> RunningServer:
     """
     sha = check_model(settings.model)
     if settings.port:
-        _check_port_free(settings.port)
+        check_port_free(settings.port)
     if not xllamacpp_installed():
         raise InputError("xllamacpp", f"the local server needs xllamacpp: {INSTALL_HINT}")
     import xllamacpp
@@ -182,8 +237,12 @@ def start(settings: ServerSettings) -> RunningServer:
     return RunningServer(server, model_id(settings.model, sha))
 
 
-def _check_port_free(port: int) -> None:
+def check_port_free(port: int) -> None:
+    """Raise when something listens on ``port``. The probe binds with SO_REUSEADDR, as
+    llama.cpp's server does: a port whose last connections are in TIME_WAIT (for about 60 s
+    after a server stopped) is free to listen on again."""
     with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((HOST, port))
         except OSError as exc:

@@ -14,7 +14,7 @@ from typing import Any
 
 from .aggregate import latency_summary, ms_summary, summarize
 from .config import EvalConfig, check_contract_questions, check_endpoints
-from .core import cap_k, judge, placed_inputs, predict, score
+from .core import cap_k, check_claims, judge, placed_inputs, predict, score
 from .errors import InputError
 from .executor import open_executor
 from .ingest import file_sha256
@@ -115,6 +115,7 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
         scored, placed = placed_inputs(inputs, predicted)  # contexts given as text
         results = score(cfg, scored, placed, k=k, executor=executor, times=score_times)
         score_s = time.perf_counter() - t0
+        check_claims(cfg, scored, results)
         judge(cfg, scored, results, executor)
         judge_s = time.perf_counter() - t0 - score_s
         ran_on = executor.describe()

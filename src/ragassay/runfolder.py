@@ -116,6 +116,11 @@ class RunMetrics(_Model):
     gold: dict[str, Any]
     provenance: Provenance
     timings: dict[str, Any] = Field(default_factory=dict)
+    # the claim checks over the run: decided by the checks / the judge, unparsable share,
+    # the rule for ``right`` (see ragassay.claimcheck)
+    claims: dict[str, Any] = Field(default_factory=dict)
+    # judged measures corrected by human labels (PPI++, ragassay.metrics.ppi)
+    corrected: dict[str, Any] = Field(default_factory=dict)
 
     def means(self) -> dict[str, Aggregate]:
         """Every aggregate, retrieval then answer (the names a gate bar may use)."""
@@ -151,6 +156,7 @@ class QuestionResult(_Model):
     missing: dict[str, str] = Field(default_factory=dict)  # metric → why not measured
     usage: dict[str, Any] | None = None
     judge: dict[str, Any] | None = None
+    claims: dict[str, Any] | None = None  # claim verdicts (ragassay.claims.verify)
     latency_ms: dict[str, float] | float | None = None
     failures: dict[str, dict[str, Any]] = Field(default_factory=dict)  # label → evidence
     checks: Checks
@@ -188,6 +194,7 @@ class AnswerRow(_Model):
     missing: dict[str, str]
     usage: dict[str, Any] | None
     judge: dict[str, Any] | None
+    claims: dict[str, Any] | None = None
     latency_ms: dict[str, float] | float | None
     checks: Checks
     not_measured: str | None
@@ -247,7 +254,8 @@ def _rows(run_id: str, q: QuestionResult) -> tuple[RetrievedRow, AnswerRow, Fail
     answer = AnswerRow(**base, topic=q.topic, answerable=q.answerable, answer=q.answer,
                        context_chunk_ids=q.context_chunk_ids, scores=q.scores,
                        missing=q.missing, usage=q.usage, judge=q.judge,
-                       latency_ms=q.latency_ms, checks=q.checks, not_measured=q.not_measured)
+                       claims=q.claims, latency_ms=q.latency_ms, checks=q.checks,
+                       not_measured=q.not_measured)
     failure = None
     if q.failures:
         failure = FailureRow(
@@ -409,7 +417,7 @@ def read_run_folder(run_dir: str | Path) -> RunResult:
             retrieved=r.retrieved, gold_rank_in_index=r.gold_rank_in_index,
             retrieval=r.metrics, answer=a.answer,
             context_chunk_ids=a.context_chunk_ids, scores=a.scores, missing=a.missing,
-            usage=a.usage, judge=a.judge, latency_ms=a.latency_ms,
+            usage=a.usage, judge=a.judge, claims=a.claims, latency_ms=a.latency_ms,
             failures=f.evidence if f is not None else {}, checks=a.checks,
             not_measured=a.not_measured))
     texts: dict[str, str] = {}

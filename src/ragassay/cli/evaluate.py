@@ -37,6 +37,17 @@ from .gating import gate_run
 from .output import gate_doc, print_json, show_table
 
 
+def judge_failures(questions: list[Any]) -> list[tuple[str, str]]:
+    """``(question id, reason)`` of every question whose judge call failed (claim checks or
+    judge_faithfulness): judged measures not measured, as an answerer failure is."""
+    out = []
+    for q in questions:
+        reasons = [why for why in q.missing.values() if why.startswith("judge call failed")]
+        if reasons:
+            out.append((q.question_id, reasons[0]))
+    return out
+
+
 def index(
     source: Annotated[Path, typer.Option(help="Folder of documents to index.")] = Path("data/raw"),
     out_dir: Annotated[Path, typer.Option("--out", help="Index folder to write.")] = Path(
@@ -165,6 +176,13 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
         consoles.err.print(f"[red]error:[/] {failed} questions not measured (answers.jsonl, "
                            f"not_measured), e.g. {escape(first)}; their retrieval is measured "
                            f"where it was made; {resume}")
+        raise typer.Exit(NOT_MEASURED)
+    judge_failed = judge_failures(result.questions)
+    if judge_failed:
+        qid, why = judge_failed[0]
+        consoles.err.print(f"[red]error:[/] the judge failed on {len(judge_failed)} questions "
+                      f"(their judged measures are not measured), e.g. {escape(qid)}: "
+                      f"{escape(why)}; rerun to resume from the cache")
         raise typer.Exit(NOT_MEASURED)
     if gate_result is not None and not gate_result.passed:
         raise typer.Exit(GATE_FAILED)

@@ -24,6 +24,15 @@ def cache_key(payload: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json({"v": CACHE_VERSION, **payload}).encode()).hexdigest()
 
 
+def key_endpoint(shown_url: str, served_model: list[dict[str, Any]] | None) -> str | None:
+    """The endpoint part of a cache key: ``None`` when the served model names its own
+    content (an id with ``@sha256:``, as ``ragassay serve-local`` reports it), so that the
+    same model file restarted on another port keeps its cache; else the redacted URL."""
+    if served_model and all("@sha256:" in str(e.get("id", "")) for e in served_model):
+        return None
+    return shown_url
+
+
 def cache_file(cache_dir: Path | None, key: str) -> Path | None:
     """The file holding the cached reply for ``key`` (``None`` without a cache)."""
     return None if cache_dir is None else cache_dir / f"{key}.json"

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .cache import cache_file, cache_key, read_entry, write_entry
+from .cache import cache_file, cache_key, key_endpoint, read_entry, write_entry
 from .config import EndpointConfig
 from .replies import parse_chat, parse_embeddings
 from .server import fetch_json, model_identity, props_urls, total_slots
@@ -112,8 +112,8 @@ class OpenAICompatClient(Transport):
                                    "temperature": self.cfg.temperature,
                                    "max_tokens": self.cfg.max_tokens, **params}
         served = self.server_model if self.cfg.cache_dir is not None else None
-        key = cache_key({"kind": "chat", "endpoint": self.shown_url, "served_model": served,
-                         **payload})
+        key = cache_key({"kind": "chat", "endpoint": key_endpoint(self.shown_url, served),
+                         "served_model": served, **payload})
         hit = self._cache_read(key)
         if hit is not None:
             return ChatResult(text=hit["text"], usage=hit["usage"], cached=True,

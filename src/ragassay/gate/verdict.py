@@ -15,7 +15,8 @@ from .bars import Bar, parse_gate, unknown_metric
 # --- options ----------------------------------------------------------------------------
 
 JunitQuestions = Literal["flips", "strict"]
-OPTIONS = ("allow_missing", "junit_questions")
+Use = Literal["mean", "ppi"]
+OPTIONS = ("allow_missing", "junit_questions", "use")
 
 
 @dataclass(frozen=True)
@@ -23,11 +24,15 @@ class GateConfig:
     """A config's ``gate:`` mapping: bars, plus the options ``allow_missing`` (how many
     questions may be without a result; default 0) and ``junit_questions`` (``flips``: a
     question fails only when it went pass→fail against the baseline; ``strict``: every
-    failing question fails the gate)."""
+    failing question fails the gate) and ``use`` (``mean``: bars check the run's means;
+    ``ppi``: a bar on a judged measure with people's labels checks its PPI++ corrected mean,
+    ``metrics.json`` → ``corrected``, and a change from the baseline within that estimate's
+    interval half-width — the judge's measured noise — is no change)."""
 
     bars: list[Bar]
     allow_missing: int = 0
     junit_questions: JunitQuestions = "flips"
+    use: Use = "mean"
 
 
 def parse_gate_config(mapping: Mapping[str, Any], *, source: str | Path,
@@ -44,9 +49,12 @@ def parse_gate_config(mapping: Mapping[str, Any], *, source: str | Path,
     if junit not in ("flips", "strict"):
         raise InputError(source, f"expected flips or strict, got {junit!r}",
                          field="gate.junit_questions")
+    use = mapping.get("use", "mean")
+    if use not in ("mean", "ppi"):
+        raise InputError(source, f"expected mean or ppi, got {use!r}", field="gate.use")
     bars = parse_gate({m: e for m, e in mapping.items() if m not in OPTIONS}, source=source,
                       known_metrics=known_metrics)
-    return GateConfig(bars, allow, junit)
+    return GateConfig(bars, allow, junit, use)
 
 
 # --- evaluating ----------------------------------------------------------------------------
@@ -61,6 +69,7 @@ class BarResult:
     passed: bool
     reason: str
     baseline_value: float | None = None
+    noise: float | None = None  # use: ppi — half-width of the corrected interval
 
     @property
     def delta(self) -> float | None:
@@ -126,6 +135,31 @@ def check_bar(bar: Bar, value: float | None, n: int = 0,
         return BarResult(bar, None, False, f"not measured (n={n})", baseline_value)
     return BarResult(bar, value, bar.holds(value), f"got {_value_text(value, bar)}",
                      baseline_value)
+
+
+def ppi_bar(r: BarResult, run: RunResult, baseline: RunResult | None) -> BarResult:
+    """``use: ppi``: the bar checked on the run's PPI++ corrected mean of its measure (when
+    the run has one; else the bar as it was). With a baseline corrected the same way, a
+    change within the judge's noise (the corrected interval's half-width) is no change: a
+    bar the baseline held is not failed by it."""
+    est = run.metrics.corrected.get(r.bar.metric)
+    if not est or est.get("mean") is None:
+        return r
+    value = float(est["mean"])
+    noise = (float(est["ci_high"]) - float(est["ci_low"])) / 2
+    base_value = r.baseline_value
+    if baseline is not None:
+        base_est = baseline.metrics.corrected.get(r.bar.metric) or {}
+        if base_est.get("mean") is not None:
+            base_value = float(base_est["mean"])
+    passed = r.bar.holds(value)
+    reason = (f"corrected (PPI++) {_value_text(value, r.bar)} "
+              f"[{est['ci_low']:.3f}, {est['ci_high']:.3f}]")
+    if (not passed and base_value is not None and r.bar.holds(base_value)
+            and abs(value - base_value) <= noise):
+        passed = True
+        reason += f"; no change: |Δ| {abs(value - base_value):.3f} ≤ judge noise {noise:.3f}"
+    return BarResult(r.bar, value, passed, reason, base_value, noise)
 
 
 def _baseline_checks(run: RunResult, base: RunResult, base_dir: Path | None
@@ -197,6 +231,8 @@ def evaluate_gate(run: RunResult, bars: list[Bar] | GateConfig, *,
     results = [check_bar(b, means[b.metric].mean, means[b.metric].n,
                          base_means[b.metric].mean if b.metric in base_means else None)
                for b in options.bars]
+    if options.use == "ppi":
+        results = [ppi_bar(r, run, baseline) for r in results]
     regressions: list[Flip] = []
     fixes: list[Flip] = []
     only_run: list[str] = []

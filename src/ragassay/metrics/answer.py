@@ -47,6 +47,31 @@ DEFAULT_DECLINE_PHRASES: tuple[str, ...] = (
 Kept specific on purpose: "keine Informationen" or "no information" also occur in real
 answers ("no information is shared with third parties")."""
 
+DECLINE_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p, re.IGNORECASE) for p in (
+    # en: "not provided in the given sources", "is not mentioned in the context", "the
+    # documents do not contain / say / mention …", "no information about … in the sources"
+    r"\bnot\s+(?:\w+\s+){0,2}(?:provided|mentioned|stated|given|found|specified|"
+    r"contained|included|available|covered|answered)\s+(?:in|by|within)\s+(?:the\s+)?"
+    r"(?:\w+\s+){0,2}(?:sources?|documents?|context|texts?|passages?|excerpts?|chunks?)\b",
+    r"\b(?:sources?|documents?|context|texts?|passages?)\s+(?:do|does|did)\s*(?:not|n't)\s+"
+    r"(?:contain|say|mention|state|provide|include|specify|answer)\b",
+    r"\bno\s+information\s+(?:\w+\s+){0,4}(?:in|from)\s+the\s+(?:\w+\s+){0,2}"
+    r"(?:sources?|documents?|context|texts?)\b",
+    # de: "in den Quellen nicht genannt / angegeben / enthalten", "die Dokumente enthalten
+    # keine Angabe"
+    r"\b(?:in\s+den|aus\s+den)\s+(?:\w+\s+){0,2}(?:Quellen|Dokumenten|Unterlagen|Texten)"
+    r"\s+(?:\w+\s+){0,3}nicht\s+(?:\w+\s+){0,2}(?:genannt|angegeben|enthalten|erwähnt|"
+    r"beantworten|ersichtlich|zu\s+finden)",
+    r"\b(?:Quellen|Dokumente|Unterlagen)\s+(?:enthalten|nennen|erwähnen)\s+(?:keine|nicht)\b",
+    # ko: "제공된 문서/자료/출처에 … 없습니다 / 나와 있지 않습니다 / 언급되어 있지 않습니다"
+    r"(?:문서|자료|출처|근거|본문|컨텍스트)(?:에는|에서는|에|에서)\s*(?:\S+\s*){0,3}?"
+    r"(?:없습니다|없다|않습니다|않는다|않음|찾을\s*수\s*없)",
+))
+"""Ways of saying "the sources do not tell" in Korean, German and English, beside the
+fixed :data:`DEFAULT_DECLINE_PHRASES` (a model words its declines in its own way; the
+patterns are checked on replies of the real local model in the tests). They all name the
+sources, so an answer saying "not included in the price" is not a decline."""
+
 DECLINED_STATUSES = frozenset({"insufficient", "abstained"})
 
 _ID_SPLIT = re.compile(r"[,;]\s*")
@@ -87,12 +112,13 @@ def strip_markers(text: str) -> str:
 def is_declined(answer: Answer,
                 decline_phrases: Sequence[str] = DEFAULT_DECLINE_PHRASES) -> bool:
     """Status ``insufficient``/``abstained``, or a text (markers removed) holding a decline
-    phrase."""
+    phrase or matching a :data:`DECLINE_PATTERNS` pattern."""
     return _declines(answer.status, strip_markers(answer.text), decline_phrases)
 
 
 def _declines(status: str, plain: str, decline_phrases: Sequence[str]) -> bool:
-    return status in DECLINED_STATUSES or any(contains_term(plain, p) for p in decline_phrases)
+    return (status in DECLINED_STATUSES or any(contains_term(plain, p) for p in decline_phrases)
+            or any(p.search(plain) for p in DECLINE_PATTERNS))
 
 
 def item_alternatives(item: str | Sequence[str]) -> list[str]:

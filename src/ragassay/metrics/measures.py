@@ -141,6 +141,20 @@ _TABLE: tuple[MeasureInfo, ...] = (
     MeasureInfo(
         "unanswerable_detection_flag", "answer", "unanswerable question: 1 when declined, "
         "else 0; answerable: None"),
+    # answer, from claims: computed per question by ragassay.claims.verify.check_answer
+    MeasureInfo(
+        "claim_precision", "answer", "answer claims entailed by the cited chunks / decided "
+        "answer claims (deterministic checks, then the judge; None when none is decided)"),
+    MeasureInfo(
+        "claim_recall", "answer", "gold claims (sentences of expected_answer and "
+        "support_claim) entailed by the answer / decided gold claims (None without them)"),
+    MeasureInfo(
+        "context_utilisation", "answer", "retrieved chunks holding the evidence of an "
+        "entailed answer claim / retrieved chunks", aliases=("context_utilization",)),
+    MeasureInfo(
+        "noise_sensitivity", "answer", "answer claims entailed through a non-gold retrieved "
+        "chunk and contradicted by the gold / claims decided against the gold (None without "
+        "gold text)", higher_is_better=False),
 )
 
 _INFO: dict[str, MeasureInfo] = {info.name: info for info in _TABLE}

@@ -27,6 +27,7 @@ from pathlib import Path
 from ..atomic import write_text
 from ..runfolder import RunResult, read_run_folder
 from .charts import esc
+from .claims import claims_section_html
 from .rows import chunks_json, decode_row, failing_first, json_script, rows_json
 from .scripts import SCRIPT
 from .sections import (
@@ -55,6 +56,7 @@ def render_html(result: RunResult) -> str:
         metric_section(metrics, "retrieval", "Retrieval metrics"),
         metric_section(metrics, "answer", "Answer metrics"),
         failure_section(metrics, len(result.questions)),
+        claims_section_html(result.metrics),
         questions_section(result),
         reanchored_section(metrics),
         json_script("rows", rows_json(result)),

@@ -20,6 +20,7 @@ from .charts import (
     metric_chart,
     short_label,
 )
+from .claims import claims_html
 from .rows import STATIC_ROWS, failing_first
 
 MAX_CHUNKS_SHOWN = 10
@@ -95,7 +96,11 @@ def totals_section(result: RunResult) -> str:
     lat = (m.timings.get("latency_ms") or {}) if isinstance(m.timings, dict) else {}
     lat_parts = [f"{esc(stage)} p50 {_ms(v.get('p50'))} · p95 {_ms(v.get('p95'))}"
                  for stage, v in lat.items() if isinstance(v, dict)]
-    extra = [f"tokenizer {esc(cost['tokenizer'])}" if cost.get("tokenizer") else "",
+    judge = (f"judge {_tokens(cost.get('judge_prompt_tokens'))} prompt / "
+             f"{_tokens(cost.get('judge_completion_tokens'))} completion tokens in "
+             f"{esc(cost['judge_calls'])} calls" if cost.get("judge_calls") else "")
+    extra = [f"tokenizer {esc(cost['tokenizer'])}" if cost.get("tokenizer")
+             else "tokens reported by the server" if cost.get("token_source") else "", judge,
              f"{esc(cost['answerer_calls'])} answerer calls"
              if cost.get("answerer_calls") is not None else ""]
     extra_text = ", ".join(x for x in extra if x)
@@ -239,7 +244,7 @@ def _question_details(q: QuestionResult) -> str:
                  f'<p class="answer">{esc(q.answer.text or "—")}</p>',
                  "<h4>Citations</h4>",
                  _citations([c.model_dump() for c in q.answer.citations], q.gold_chunk_ids)]
-    parts += [_retrieved_table(q), _gold_line(q)]
+    parts += [claims_html(q), _retrieved_table(q), _gold_line(q)]
     if q.failures:
         pretty = json.dumps(q.failures, ensure_ascii=False, indent=2)
         parts.append(f"<h4>Failure evidence</h4><pre>{esc(pretty)}</pre>")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..checks import verdict_text
+from .claims import claims_md
 from .safe import md, md_code, md_table, print_table
 
 if TYPE_CHECKING:
@@ -99,6 +100,25 @@ def gold_rows(labels: list[dict[str, Any]]) -> list[list[str]]:
     return out
 
 
+def token_source(cost: dict[str, Any]) -> str:
+    """Who counted the tokens: the tokenizer, the server (``reported by the server``), or
+    both; a run folder of an older version names its tokenizer only."""
+    source = cost.get("token_source", "counted" if cost.get("tokenizer") else None)
+    if source == "reported":
+        return "reported by the server"
+    if source == "mixed":
+        return f"reported by the server, else counted with {cost['tokenizer']}"
+    return f"counted with {cost['tokenizer']}" if cost.get("tokenizer") else "no calls"
+
+
+def judge_tokens(cost: dict[str, Any]) -> str:
+    """``; judge 1,234 prompt, 56 completion in 7 calls`` (``""`` when the judge made none)."""
+    if not cost.get("judge_calls"):
+        return ""
+    return (f"; judge {cost['judge_prompt_tokens']:,} prompt, "
+            f"{cost['judge_completion_tokens']:,} completion in {cost['judge_calls']:,} calls")
+
+
 def render_summary_md(result: RunResult) -> str:
     """The run's `summary.md`: counts, retrieval and answer metrics apart, failures, questions."""
     metrics = result.metrics
@@ -129,7 +149,8 @@ def render_summary_md(result: RunResult) -> str:
         f"- questions: {counts.questions} ({counts.answerable} answerable, "
         f"{counts.unanswerable} unanswerable); seed {prov.seed}; bootstrap 95% CIs",
         f"- tokens: {metrics.cost['prompt_tokens']:,} prompt, "
-        f"{metrics.cost['completion_tokens']:,} completion ({md(metrics.cost['tokenizer'])})"
+        f"{metrics.cost['completion_tokens']:,} completion ({md(token_source(metrics.cost))})"
+        + judge_tokens(metrics.cost)
         + (f"; money {metrics.cost['total']:.4f} at the configured prices"
            if metrics.cost.get("total") is not None else ""),
     ]
@@ -175,6 +196,7 @@ def render_summary_md(result: RunResult) -> str:
                   "failing first (questions with a failure label, in record order); every "
                   "question is in `answers.jsonl` and `report.html`.", ""]
     parts += [md_table(question_header(metrics.checks.k), question_rows(result, listed)), ""]
+    parts += claims_md(metrics, listed)
     parts += [f"## {GOLD_TITLE}", "", md(gold_line(metrics.gold)), ""]
     moved = metrics.gold.get("reanchored") or []
     if moved:

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from ..answer.llm import parse_reply
 from ..endpoint import Malformed
 from ..schema import Answer, Chunk, Citation, Prediction, RetrievedChunk, Usage
-from ..text import normalize
+from ..text import fold_text
 from .config import ReplyPaths
 
 _MISSING = object()
@@ -133,9 +133,9 @@ def _citation(raw: Any, hits: Sequence[RetrievedChunk], ids: Sequence[str]) -> C
     bare = value.strip("[]").strip()
     if bare.isdigit():
         return _citation(int(bare), hits, ids)
-    needle = normalize(value)
+    needle = fold_text(value)
     for hit, cid in zip(hits, ids, strict=True):
-        if hit.text is not None and needle and needle in normalize(hit.text):
+        if hit.text is not None and needle and needle in fold_text(hit.text):
             return Citation(chunk_id=cid, raw=value[:80])
     return Citation(chunk_id=value[:80] if "::" in value else f"[{value[:40]}]", raw=value[:80])
 
