@@ -67,7 +67,7 @@ def from_terminal(text: str, ids: set[str]) -> Verdicts:
 
 
 def from_markdown(text: str) -> Verdicts:
-    table = text.split("## Questions", 1)[1]
+    table = text.split("## Questions", 1)[1].split("\n## ", 1)[0]  # up to the next section
     out = {}
     for line in table.splitlines():
         cells = [c.strip() for c in line.strip("|").split(" | ")]

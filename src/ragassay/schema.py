@@ -28,6 +28,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from . import defaults
+
 SCHEMA_VERSION = 2  # of index.json (the run folder has its own, runfolder.RUN_SCHEMA_VERSION)
 
 
@@ -83,8 +85,7 @@ class Document(_Record):
 
 # The one chunking default (characters per fixed-size window, and shared by neighbours): the
 # chunker's, the index command's, the config's ``index:`` block's and the importers'.
-DEFAULT_CHUNK_SIZE = 400
-DEFAULT_OVERLAP = 80
+DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP = defaults.DEFAULT_CHUNK_SIZE, defaults.DEFAULT_OVERLAP
 
 
 class Chunk(_Record):

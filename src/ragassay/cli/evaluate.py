@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from ..errors import GATE_FAILED, NOT_MEASURED, InputError
-from ..schema import DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP
+from ..defaults import DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP
 from . import consoles
 from .common import (
     ChunksOpt,
