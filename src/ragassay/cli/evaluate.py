@@ -8,8 +8,8 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from ..errors import GATE_FAILED, NOT_MEASURED, InputError
 from ..defaults import DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP
+from ..errors import GATE_FAILED, NOT_MEASURED, InputError
 from . import consoles
 from .common import (
     ChunksOpt,
