@@ -11,11 +11,14 @@ the run folder's metric keys, the config, the gate bars and the results of
 The table (:data:`_TABLE`) registers each measure once: its group (``retrieval``: computed
 from a ranking and relevance judgments; ``answer``: computed per question by
 :func:`ragassay.metrics.answer.score_answer`), the formula, whether higher is better, its
-cutoff rule, its trec_eval names and accepted aliases, and for a retrieval measure the
-vectorised kernel that computes it. Both the trec_eval-style :func:`~.ir.evaluate` and the
-per-question RAG rows of :func:`~.retrieval.retrieval_scores` call these kernels
-(:mod:`.kernels`); neither holds a formula of its own. "rel" below is the set of relevant
-judged documents of the query, "top-k" its first k ranked documents.
+cutoff rule, its trec_eval names, print order and default cutoffs, whether a RAG question
+row carries it, its accepted aliases, and for a retrieval measure the vectorised kernel
+that computes it. A new retrieval measure is one kernel and one :class:`MeasureInfo`
+given to :func:`register_measure` (at import or at run time); ``ragassay trec-eval``, the
+RAG rows and ``ragassay measures`` read it from the table. Both the trec_eval-style
+:func:`~.ir.evaluate` and the per-question RAG rows of :func:`~.retrieval.retrieval_scores`
+call these kernels (:mod:`.kernels`); neither holds a formula of its own. "rel" below is
+the set of relevant judged documents of the query, "top-k" its first k ranked documents.
 """
 
 from __future__ import annotations
@@ -31,6 +34,10 @@ from .kernels import Kernel
 
 Group = Literal["retrieval", "answer"]
 CutoffRule = Literal["required", "optional", "none"]
+RagRow = Literal["cut", "uncut"]
+
+TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+"""trec_eval's default cutoffs of ``P``, ``recall``, ``ndcg_cut`` and ``map_cut``."""
 
 
 # --- the table ----------------------------------------------------------------------------
@@ -41,6 +48,12 @@ class MeasureInfo:
     """A measure family: canonical name, group, formula, direction, cutoff rule, names.
 
     ``trec`` holds trec_eval's names for the family, ``{k}`` standing for the cutoff;
+    ``trec_order`` its place in trec_eval's measure table, which is the order trec_eval
+    prints (None: after trec_eval's own measures), ``trec_cut_order`` the place of its cut
+    measure when trec_eval lists that apart (``ndcg_cut`` after ``ndcg``; None: beside the
+    uncut one); ``trec_cutoffs`` the cutoffs ``-m <family>`` takes without parameters.
+    ``rag``: a RAG question row carries the family at each of the run's cutoffs
+    (``"cut"``: ``recall_at_5``) or once uncut (``"uncut"``: ``map``); None: not in the row.
     ``aliases`` the other accepted spellings (lower case); ``kernel`` computes a retrieval
     measure (None for an answer measure, which :mod:`ragassay.metrics.answer` computes).
     """
@@ -53,6 +66,10 @@ class MeasureInfo:
     trec: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     kernel: Kernel | None = field(default=None, compare=False, repr=False)
+    trec_order: float | None = None
+    trec_cut_order: float | None = None
+    trec_cutoffs: tuple[int, ...] = ()
+    rag: RagRow | None = None
 
     @property
     def needs_cutoff(self) -> bool:
@@ -81,39 +98,46 @@ class MeasureInfo:
         return cut[0].format(k=cutoff) if cut else f"{uncut[0]}_cut_{cutoff}"
 
 
-_TABLE: tuple[MeasureInfo, ...] = (
+_BUILT_IN: tuple[MeasureInfo, ...] = (
     # retrieval: computed by a kernel from a ranking and relevance judgments
     MeasureInfo(
         "precision", "retrieval", "precision_at_k = |rel ∩ top-k| / k (divided by k even when "
         "fewer than k were retrieved)",
-        cutoff="required", trec=("P_{k}",), aliases=("p",), kernel=kernels.precision),
+        cutoff="required", trec=("P_{k}",), aliases=("p",), kernel=kernels.precision,
+        trec_order=11, trec_cutoffs=TREC_CUTOFFS, rag="cut"),
     MeasureInfo(
         "recall", "retrieval", "recall_at_k = |rel ∩ top-k| / |rel| (0 when |rel| = 0); "
         "uncut: over the whole ranking",
-        cutoff="optional", trec=("recall", "recall_{k}"), kernel=kernels.recall),
+        cutoff="optional", trec=("recall", "recall_{k}"), kernel=kernels.recall,
+        trec_order=13, trec_cutoffs=TREC_CUTOFFS, rag="cut"),
     MeasureInfo(
         "hit", "retrieval", "hit_at_k = 1 if any relevant document is in the top k, else 0",
-        cutoff="required", trec=("success_{k}",), aliases=("success",), kernel=kernels.hit),
+        cutoff="required", trec=("success_{k}",), aliases=("success",), kernel=kernels.hit,
+        trec_order=27, trec_cutoffs=(1, 5, 10), rag="cut"),
     MeasureInfo(
         "mrr", "retrieval", "mrr_at_k = 1 / rank of the first relevant document if that rank "
         "<= k, else 0; uncut: trec_eval recip_rank",
         cutoff="optional", trec=("recip_rank",),
-        aliases=("recip_rank", "reciprocal_rank", "recip_rank_cut"), kernel=kernels.mrr),
+        aliases=("recip_rank", "reciprocal_rank", "recip_rank_cut"), kernel=kernels.mrr,
+        trec_order=9, trec_cut_order=9.5, rag="cut"),
     MeasureInfo(
         "ndcg", "retrieval", "ndcg_at_k = DCG_k / IDCG_k, DCG_k = sum_{i<=k} grade_i / "
         "log2(i + 1) over relevant documents, IDCG_k the DCG of all relevant grades sorted "
         "descending and cut at k (0 when there is no relevant document)",
         cutoff="optional", trec=("ndcg", "ndcg_cut_{k}"), aliases=("ndcg_cut",),
-        kernel=kernels.ndcg),
+        kernel=kernels.ndcg, trec_order=21, trec_cut_order=24, trec_cutoffs=TREC_CUTOFFS,
+        rag="cut"),
     MeasureInfo(
         "map", "retrieval", "AP = (1 / |rel|) * sum over relevant ranks i (<= k when cut) of "
         "P@i (0 when |rel| = 0); relevant documents never retrieved add 0",
         cutoff="optional", trec=("map", "map_cut_{k}"), aliases=("ap", "map_cut"),
-        kernel=kernels.average_precision),
+        kernel=kernels.average_precision, trec_order=5, trec_cut_order=25,
+        trec_cutoffs=TREC_CUTOFFS, rag="uncut"),
     MeasureInfo(
         "r_precision", "retrieval", "R-precision = |rel ∩ top-R| / R with R = |rel| "
         "(0 when R = 0)",
-        trec=("Rprec",), aliases=("rprec", "r-precision"), kernel=kernels.r_precision),
+        trec=("Rprec",), aliases=("rprec", "r-precision"), kernel=kernels.r_precision,
+        trec_order=7),
     # answer: computed per question by ragassay.metrics.answer.score_answer / the LLM judge
     MeasureInfo(
         "judge_faithfulness", "answer", "supported / judged claims of the answer against its "
@@ -142,16 +166,60 @@ _TABLE: tuple[MeasureInfo, ...] = (
         "else 0; answerable: None"),
 )
 
-_INFO: dict[str, MeasureInfo] = {info.name: info for info in _TABLE}
+_TABLE: list[MeasureInfo] = []  # in registration order: the built-in ones first
+_INFO: dict[str, MeasureInfo] = {}
 # Every accepted spelling of a family name (lower case) -> canonical name.
-_ALIASES: dict[str, str] = {
-    spelling: info.name for info in _TABLE for spelling in (info.name, *info.aliases)
-}
+_ALIASES: dict[str, str] = {}
+_generation = 0
 
-RETRIEVAL_FAMILIES: tuple[str, ...] = tuple(i.name for i in _TABLE if i.group == "retrieval")
-"""The retrieval measure families, in table order: precision, recall, hit, mrr, ndcg, map,
-r_precision."""
-ANSWER_MEASURES: tuple[str, ...] = tuple(i.name for i in _TABLE if i.group == "answer")
+
+def register_measure(info: MeasureInfo) -> MeasureInfo:
+    """Add a measure family to the table (the one extension point of the measures).
+
+    A retrieval family needs a ``kernel`` (see :mod:`.kernels`); it is then computed by
+    :func:`ragassay.metrics.ir.evaluate`, printed by ``ragassay trec-eval -m <trec name>``
+    at its ``trec_order``, and carried by the RAG question rows when ``rag`` is set.
+    Raises ValueError when its name or an alias is taken, or a retrieval family has no
+    kernel."""
+    global _generation
+    spellings = (info.name, *info.aliases)
+    taken = [s for s in spellings if s in _ALIASES]
+    if taken:
+        raise ValueError(f"measure {info.name!r}: the name {taken[0]!r} is taken")
+    if info.group == "retrieval" and info.kernel is None:
+        raise ValueError(f"retrieval measure {info.name!r} needs a kernel")
+    if any(s != s.lower() for s in spellings):
+        raise ValueError(f"measure {info.name!r}: names and aliases are lower case")
+    _TABLE.append(info)
+    _INFO[info.name] = info
+    _ALIASES.update(dict.fromkeys(spellings, info.name))
+    _generation += 1
+    return info
+
+
+def unregister_measure(name: str) -> None:
+    """Take a family registered by :func:`register_measure` out of the table again (a
+    plugin's or test's clean-up); KeyError when it is not registered."""
+    global _generation
+    info = _INFO.pop(name)
+    _TABLE.remove(info)
+    for spelling in (info.name, *info.aliases):
+        _ALIASES.pop(spelling, None)
+    _generation += 1
+
+
+def generation() -> int:
+    """A number that changes whenever the table changes (for caches built from it)."""
+    return _generation
+
+
+for _info in _BUILT_IN:
+    register_measure(_info)
+
+RETRIEVAL_FAMILIES: tuple[str, ...] = tuple(i.name for i in _BUILT_IN if i.group == "retrieval")
+"""The built-in retrieval measure families, in table order: precision, recall, hit, mrr,
+ndcg, map, r_precision (:func:`list_measures` lists the registered ones too)."""
+ANSWER_MEASURES: tuple[str, ...] = tuple(i.name for i in _BUILT_IN if i.group == "answer")
 """The answer measures, in the order of the default config and metrics.json."""
 
 
@@ -304,5 +372,7 @@ def _unknown_message(text: str, cutoff: object) -> str:
         for c in close
     ))
     hint = f"did you mean {' or '.join(suggestions)}? " if suggestions else ""
-    return (f"unknown measure {text!r}; {hint}valid measures: {', '.join(RETRIEVAL_FAMILIES)}"
-            f" (retrieval), {', '.join(ANSWER_MEASURES)} (answer)")
+    retrieval = ", ".join(i.name for i in list_measures("retrieval"))
+    answer = ", ".join(i.name for i in list_measures("answer"))
+    return f"unknown measure {text!r}; {hint}valid measures: {retrieval} (retrieval), " \
+           f"{answer} (answer)"

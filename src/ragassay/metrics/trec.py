@@ -21,7 +21,7 @@ import numpy as np
 
 from .columns import Table, join, read_table, relevance_rows
 from .ir import Qrels, Run, kernel_values, qrels_table, rank_documents, run_table, sum_in_order
-from .measures import Measure, parse_measure
+from .measures import Measure, generation, list_measures, measure_info, parse_measure
 
 
 def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
@@ -115,20 +115,39 @@ def _lines_for(
 
 # --- the `ragassay trec-eval` command: trec_eval's measure names, options and output --------
 
-TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-"""trec_eval's default cutoffs of ``P``, ``recall``, ``ndcg_cut`` and ``map_cut``."""
 SUCCESS_CUTOFFS = (1, 5, 10)
 """trec_eval's default cutoffs of ``success``."""
 COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret")
 """trec_eval's counts: num_q in the ``all`` lines only; the others per query, summed."""
+_COUNT_ORDER = {"num_q": 1, "num_ret": 2, "num_rel": 3, "num_rel_ret": 4}  # trec_eval's table
 
-# trec_eval family -> (ragassay family, default cutoffs or None for an uncut measure)
-_TREC_FAMILIES: dict[str, tuple[str, tuple[int, ...] | None]] = {
-    "map": ("map", None), "Rprec": ("r_precision", None), "recip_rank": ("mrr", None),
-    "P": ("precision", TREC_CUTOFFS), "recall": ("recall", TREC_CUTOFFS),
-    "ndcg": ("ndcg", None), "ndcg_cut": ("ndcg", TREC_CUTOFFS),
-    "map_cut": ("map", TREC_CUTOFFS), "success": ("hit", SUCCESS_CUTOFFS),
-}
+
+def trec_families() -> dict[str, tuple[str, tuple[int, ...] | None]]:
+    """trec_eval family name -> (ragassay family, default cutoffs or None for an uncut
+    measure), read from the measure table: a trec name with ``{k}`` (``P_{k}``) gives the
+    cut family ``P`` with the table's ``trec_cutoffs``; one without (``map``) an uncut
+    family."""
+    key = generation()
+    cached = _FAMILIES.get(key)
+    if cached is None:
+        families: dict[str, tuple[str, tuple[int, ...] | None]] = {}
+        infos = list_measures("retrieval")
+        for info in infos:
+            for name in info.trec:
+                if "{k}" in name:
+                    families[name.replace("_{k}", "").replace("{k}", "")] = (
+                        info.name, info.trec_cutoffs or None)
+        for info in infos:
+            for name in info.trec:
+                if "{k}" not in name:
+                    families.setdefault(name, (info.name, None))
+        _FAMILIES.clear()
+        cached = _FAMILIES[key] = families
+    return cached
+
+
+_FAMILIES: dict[int, dict[str, tuple[str, tuple[int, ...] | None]]] = {}
+
 OFFICIAL = ("num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank", "P")
 """trec_eval's ``official`` set (its default without ``-m``) less what ragassay lacks:
 :data:`OFFICIAL_UNSUPPORTED`."""
@@ -138,11 +157,6 @@ UNSUPPORTED = (*OFFICIAL_UNSUPPORTED, "relstring", "infAP", "gm_bpref", "Rprec_m
                "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret",
                "all_trec", "set", "prefs", "qrels_jg", "all_prefs", "all_qrels")
 """trec_eval measures and nicknames ragassay does not compute (an error names them)."""
-
-# trec_eval's print order of the families (its measure table), cut after uncut
-_ORDER = {"map": 5, "r_precision": 7, "mrr": 9, "precision": 11, "recall": 13, "ndcg": 21,
-          "hit": 27}
-_CUT_ORDER = {"ndcg": 24, "map": 25, "mrr": 10}
 
 TrecMeasure = Measure | str  # a Measure, or one of COUNTS
 
@@ -159,6 +173,7 @@ def trec_eval_measures(specs: Sequence[str]) -> list[TrecMeasure]:
     ``P_5`` only), and a cutoff listed twice is an error. Raises ValueError naming an
     unknown or unsupported measure.
     """
+    families_known = trec_families()
     families: list[str] = []  # trec_eval families asked for, each once
     params: dict[str, str] = {}  # family -> the parameters of its first -m with any
     chosen: list[TrecMeasure] = []
@@ -166,7 +181,7 @@ def trec_eval_measures(specs: Sequence[str]) -> list[TrecMeasure]:
         name, _, given = spec.strip().partition(".")
         members = OFFICIAL if name == "official" and not given else (name,)
         for member in members:
-            if member in _TREC_FAMILIES:
+            if member in families_known:
                 families += [member] if member not in families else []
                 if given and member not in params:
                     params[member] = given
@@ -179,11 +194,14 @@ def trec_eval_measures(specs: Sequence[str]) -> list[TrecMeasure]:
 
 
 def _family(name: str, params: str | None) -> list[TrecMeasure]:
-    family, defaults = _TREC_FAMILIES[name]
+    family, defaults = trec_families()[name]
     if params is None:
         return [Measure(family, k) for k in defaults] if defaults else [Measure(family)]
     spec = f"{name}.{params}"
-    if defaults is None and name != "recip_rank":
+    info = measure_info(family)
+    # an uncut trec_eval name takes cutoffs only when trec_eval has no cut name for the
+    # family (recip_rank.10 is ragassay's mrr_at_10, printed recip_rank_cut_10)
+    if defaults is None and (not info.takes_cutoff or any("{k}" in t for t in info.trec)):
         raise ValueError(f"measure {spec!r}: {name} takes no cutoff")
     cutoffs: list[TrecMeasure] = []
     for text in params.split(","):
@@ -205,16 +223,23 @@ def _expand(spec: str) -> list[TrecMeasure]:
         return [name]
     if name in UNSUPPORTED:
         raise ValueError(f"trec_eval measure {name!r} is not supported by ragassay "
-                         f"(supported: {', '.join([*COUNTS, *_TREC_FAMILIES, 'official'])})")
+                         f"(supported: {', '.join([*COUNTS, *trec_families(), 'official'])})")
     return [parse_measure(spec)]
 
 
+_LAST = 1e9  # a measure trec_eval lacks prints after trec_eval's own
+
+
 def _order_key(m: TrecMeasure) -> tuple[float, int]:
+    """trec_eval's print order: its measure table's (the table's ``trec_order``), then
+    the cutoff."""
     if isinstance(m, str):
-        return (COUNTS.index(m) + 1, 0)
+        return (_COUNT_ORDER[m], 0)
+    info = m.info
+    order = info.trec_order if info.trec_order is not None else _LAST
     if m.cutoff is None:
-        return (_ORDER[m.name], 0)
-    return (_CUT_ORDER.get(m.name, _ORDER[m.name]), m.cutoff)
+        return (order, 0)
+    return (info.trec_cut_order if info.trec_cut_order is not None else order, m.cutoff)
 
 
 def trec_eval_text(
