@@ -116,7 +116,8 @@ def test_bad_cutoffs(text: str, message: str) -> None:
 
 def test_groups_directions_and_cutoffs() -> None:
     assert RETRIEVAL_FAMILIES == (
-        "precision", "recall", "hit", "mrr", "ndcg", "map", "r_precision")
+        "precision", "recall", "hit", "mrr", "ndcg", "map", "r_precision", "gm_map", "bpref",
+        "iprec_at_recall")
     assert ANSWER_MEASURES == (
         "judge_faithfulness", "faithfulness", "groundedness", "answer_relevancy", "correct",
         "citation_accuracy", "hallucination_flag", "unanswerable_detection_flag")
@@ -126,7 +127,8 @@ def test_groups_directions_and_cutoffs() -> None:
     assert [i.name for i in list_measures("answer")] == list(ANSWER_MEASURES)
     assert [i.name for i in infos if not i.higher_is_better] == ["hallucination_flag"]
     assert Measure("hallucination_flag").higher_is_better is False
-    assert [i.name for i in infos if i.needs_cutoff] == ["precision", "hit"]
+    assert [i.name for i in infos if i.needs_cutoff] == ["precision", "hit",
+                                                          "iprec_at_recall"]
     for info in infos:
         assert info.formula
         assert (info.kernel is not None) == (info.group == "retrieval")

@@ -92,7 +92,7 @@ def _trec_eval_text(args: argparse.Namespace) -> str:
         if getattr(args, flag) is not None:
             raise InputError(flag, f"trec_eval option {flag} ({name}) is not supported by "
                              "ragassay trec-eval")
-    from .metrics.columns import read_table
+    from .metrics.columnar import read_table
     from .metrics.trec import trec_eval_measures, trec_eval_text
 
     try:

@@ -70,6 +70,24 @@ class Relevance:
         self.num_rel = num_rel
         self.queries = len(num_rel)
         self._found_at: dict[tuple[int | None, ...], np.ndarray] = {}
+        # what the trec_eval join adds (:meth:`with_judged`); a RAG row has none of it
+        self.nonrel_query = self.nonrel_rank = np.array([], dtype=np.int64)
+        self.num_nonrel = np.zeros(self.queries)
+        self.depth: np.ndarray | None = None
+        self.version = 9
+
+    def with_judged(self, nonrel_query: np.ndarray, nonrel_rank: np.ndarray,
+                    num_nonrel: np.ndarray, depth: np.ndarray, version: int = 9
+                    ) -> Relevance:
+        """Add the judged non-relevant documents (0 <= grade < level) the rankings hold,
+        ascending by (query, rank), each query's number of them judged (``num_nonrel``)
+        and retrieved (``depth``), and the trec_eval version whose rules the kernels
+        follow; returns self."""
+        self.nonrel_query, self.nonrel_rank = nonrel_query, nonrel_rank
+        self.num_nonrel = np.asarray(num_nonrel, dtype=np.float64)
+        self.depth = depth
+        self.version = version
+        return self
 
     @classmethod
     def from_flat(cls, grades: Sequence[float], depths: Sequence[int],
@@ -82,7 +100,7 @@ class Relevance:
         rank = np.arange(len(flat)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
         hit = np.flatnonzero(flat >= 1)
         return cls(row[hit], rank[hit], flat[hit], int(sizes.max()) if len(sizes) else 0,
-                   _pad(ideal, num_rel), np.asarray(num_rel, dtype=np.float64))
+                   pad_rows(ideal, num_rel), np.asarray(num_rel, dtype=np.float64))
 
     @classmethod
     def one(cls, grades: Sequence[float], ideal: Sequence[float]) -> Relevance:
@@ -212,7 +230,7 @@ def _cutoff_values(cutoffs: tuple[int, ...]) -> np.ndarray:
     return np.array(cutoffs, dtype=np.float64)
 
 
-def _pad(flat: Sequence[float] | np.ndarray, lengths: Sequence[int] | np.ndarray) -> np.ndarray:
+def pad_rows(flat: Sequence[float] | np.ndarray, lengths: Sequence[int] | np.ndarray) -> np.ndarray:
     """Lay out concatenated rows of the given lengths as a zero-padded float matrix with at
     least one column, so kernels never reduce over an empty axis."""
     counts = np.asarray(lengths, dtype=np.int64)
@@ -258,3 +276,46 @@ def average_precision(r: Relevance, cutoffs: Cutoffs) -> np.ndarray:
 def r_precision(r: Relevance, cutoffs: Cutoffs) -> np.ndarray:
     found = r.found_in_top_r()[:, None] / r.num_rel_or_one
     return np.repeat(found, len(cutoffs), axis=1)
+
+
+def bpref(r: Relevance, cutoffs: Cutoffs) -> np.ndarray:
+    # n: the judged non-relevant ranks above each hit, by binary search on (query, rank)
+    span = np.int64(r.width + 1)
+    non_key = r.nonrel_query * span + r.nonrel_rank
+    above = (np.searchsorted(non_key, r.hit_query * span + r.hit_rank)
+             - np.searchsorted(non_key, r.hit_query * span))
+    rel, nonrel = r.num_rel[r.hit_query], r.num_nonrel[r.hit_query]
+    with np.errstate(divide="ignore", invalid="ignore"):  # n = 0 takes the other branch
+        term = np.where(above > 0, 1.0 - np.minimum(above, rel) / np.minimum(nonrel, rel), 1.0)
+    total = np.bincount(r.hit_query, term, minlength=r.queries)  # added in rank order
+    return np.repeat((total / r.num_rel_or_one[:, 0])[:, None], len(cutoffs), axis=1)
+
+
+def iprec_at_recall(r: Relevance, cutoffs: Cutoffs) -> np.ndarray:
+    levels = np.array(cutoffs, dtype=np.float64)  # cutoff required
+    found = r.found_at([None])[:, 0]
+    wanted = r.num_rel[:, None] * levels
+    # trec_eval 9 truncates x * |rel| + 0.9, 10 rounds half away from zero (lround)
+    need = (wanted + 0.9 if r.version < 10 else np.floor(wanted + 0.5)).astype(np.int64)
+    out = np.zeros((r.queries, len(levels)))
+    has = found > 0
+    if has.any():
+        best = _suffix_max(r._precisions, r.hit_query)
+        at = r._first_hit[:, None] + np.maximum(need, 1) - 1
+        inside = has[:, None] & (need <= found[:, None])
+        out[inside] = best[at[inside]]
+    if r.depth is not None and not bool(r.depth.all()):  # trec_eval's 0 / 0 of no document
+        out[(r.depth == 0)[:, None] & (need == 0)] = np.nan
+    return out
+
+
+def _suffix_max(values: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """At each hit, the largest value of the hits of its query from it on (exact: a running
+    maximum over the values' integer ranks, offset so that each query starts afresh)."""
+    order = np.argsort(values, kind="stable")
+    ranks = np.empty(len(values), dtype=np.int64)
+    ranks[order] = np.arange(len(values))
+    n = np.int64(len(values))
+    offset = (np.int64(query.max()) - query[::-1]) * n  # grows as the reversed queries fall
+    running = np.maximum.accumulate(ranks[::-1] + offset) - offset
+    return values[order[running[::-1]]]

@@ -35,6 +35,8 @@ from .kernels import Kernel
 Group = Literal["retrieval", "answer"]
 CutoffRule = Literal["required", "optional", "none"]
 RagRow = Literal["cut", "uncut"]
+Param = Literal["rank", "fraction"]
+Summary = Literal["mean", "geometric"]
 
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 """trec_eval's default cutoffs of ``P``, ``recall``, ``ndcg_cut`` and ``map_cut``."""
@@ -54,6 +56,13 @@ class MeasureInfo:
     uncut one); ``trec_cutoffs`` the cutoffs ``-m <family>`` takes without parameters.
     ``rag``: a RAG question row carries the family at each of the run's cutoffs
     (``"cut"``: ``recall_at_5``) or once uncut (``"uncut"``: ``map``); None: not in the row.
+    ``param``: what the cutoff is, a rank (an integer >= 1: ``P_5``) or a fraction (a
+    number >= 0: ``iprec_at_recall_0.10``, printed with two decimals). ``summary``: how the
+    per-query values make the mean, their ``"mean"`` or their ``"geometric"`` mean (exp of
+    the mean of log(max(value, 0.00001)), trec_eval's ``gm_map``); ``per_query``: whether
+    trec_eval prints a line per query (``gm_map`` prints only ``all``). ``judged``: the
+    kernel reads the judged non-relevant documents too (``bpref``), which only the
+    trec_eval join (:func:`ragassay.metrics.columnar.relevance_rows`) provides.
     ``aliases`` the other accepted spellings (lower case); ``kernel`` computes a retrieval
     measure (None for an answer measure, which :mod:`ragassay.metrics.answer` computes).
     """
@@ -68,8 +77,12 @@ class MeasureInfo:
     kernel: Kernel | None = field(default=None, compare=False, repr=False)
     trec_order: float | None = None
     trec_cut_order: float | None = None
-    trec_cutoffs: tuple[int, ...] = ()
+    trec_cutoffs: tuple[float, ...] = ()
     rag: RagRow | None = None
+    param: Param = "rank"
+    summary: Summary = "mean"
+    per_query: bool = True
+    judged: bool = False
 
     @property
     def needs_cutoff(self) -> bool:
@@ -85,7 +98,11 @@ class MeasureInfo:
         """trec_eval's names for the family, e.g. ``map / map_cut_k`` ("" when none)."""
         return " / ".join(t.replace("{k}", "k") for t in self.trec)
 
-    def trec_name(self, cutoff: int | None) -> str:
+    def cutoff_text(self, cutoff: float) -> str:
+        """A cutoff as trec_eval prints it: ``5``, or ``0.10`` for a fraction."""
+        return f"{cutoff:.2f}" if self.param == "fraction" else str(cutoff)
+
+    def trec_name(self, cutoff: float | None) -> str:
         """The name trec_eval prints for this family at ``cutoff``.
 
         A cut measure trec_eval lacks prints as ``<uncut name>_cut_<k>``
@@ -95,7 +112,8 @@ class MeasureInfo:
         uncut = [t for t in self.trec if "{k}" not in t] or [self.name]
         if cutoff is None:
             return uncut[0]
-        return cut[0].format(k=cutoff) if cut else f"{uncut[0]}_cut_{cutoff}"
+        k = self.cutoff_text(cutoff)
+        return cut[0].format(k=k) if cut else f"{uncut[0]}_cut_{k}"
 
 
 _BUILT_IN: tuple[MeasureInfo, ...] = (
@@ -138,6 +156,24 @@ _BUILT_IN: tuple[MeasureInfo, ...] = (
         "(0 when R = 0)",
         trec=("Rprec",), aliases=("rprec", "r-precision"), kernel=kernels.r_precision,
         trec_order=7),
+    MeasureInfo(
+        "gm_map", "retrieval", "AP per query (as map); the mean is geometric: exp of the mean "
+        "of log(max(AP, 0.00001)) (trec_eval prints only the mean)",
+        trec=("gm_map",), aliases=("gm_ap",), kernel=kernels.average_precision, trec_order=6,
+        summary="geometric", per_query=False),
+    MeasureInfo(
+        "bpref", "retrieval", "(1 / R) * sum over relevant retrieved documents of "
+        "1 - min(n, R) / min(N, R), n the judged non-relevant documents ranked above it "
+        "(the term is 1 when n = 0), N the judged non-relevant documents, R = |rel|; "
+        "unjudged documents are skipped", trec=("bpref",), kernel=kernels.bpref,
+        trec_order=8, judged=True),
+    MeasureInfo(
+        "iprec_at_recall", "retrieval", "interpolated precision at recall level x: the "
+        "largest P@j over the ranks j at or after the rank where int(x * |rel| + 0.9) "
+        "relevant documents are found (trec_eval 9; 10 rounds x * |rel|); 0 when fewer are "
+        "found", cutoff="required", trec=("iprec_at_recall_{k}",),
+        kernel=kernels.iprec_at_recall, trec_order=10, param="fraction",
+        trec_cutoffs=(0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)),
     # answer: computed per question by ragassay.metrics.answer.score_answer / the LLM judge
     MeasureInfo(
         "judge_faithfulness", "answer", "supported / judged claims of the answer against its "
@@ -248,16 +284,22 @@ class Measure:
     """
 
     name: str
-    cutoff: int | None = None
+    cutoff: int | float | None = None
 
     def __post_init__(self) -> None:
         info = _INFO.get(self.name)
         if info is None:
             raise ValueError(_unknown_message(self.name, self.cutoff))
         if self.cutoff is not None:
-            if isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int):
+            if info.param == "fraction":
+                if isinstance(self.cutoff, bool) or not isinstance(self.cutoff, (int, float)) \
+                        or not self.cutoff >= 0 or self.cutoff == float("inf"):
+                    raise ValueError(f"{self.name}: the level must be a number >= 0, got "
+                                     f"{self.cutoff!r}")
+                object.__setattr__(self, "cutoff", float(self.cutoff))
+            elif isinstance(self.cutoff, bool) or not isinstance(self.cutoff, int):
                 raise ValueError(f"{self.name}: cutoff must be an integer, got {self.cutoff!r}")
-            if self.cutoff <= 0:
+            elif self.cutoff <= 0:
                 raise ValueError(f"{self.name}: cutoff must be >= 1, got {self.cutoff}")
             if not info.takes_cutoff:
                 raise ValueError(f"{self.name} takes no cutoff (got {self.cutoff})")
@@ -265,7 +307,11 @@ class Measure:
             raise ValueError(f"{self.name} needs a cutoff, e.g. {self.name}_at_10")
 
     def __str__(self) -> str:
-        return self.name if self.cutoff is None else f"{self.name}_at_{self.cutoff}"
+        if self.cutoff is None:
+            return self.name
+        if isinstance(self.cutoff, float):  # a fraction: 0.1, 0.25, 1 (no trailing zeros)
+            return f"{self.name}_at_{self.cutoff:g}"
+        return f"{self.name}_at_{self.cutoff}"
 
     @property
     def info(self) -> MeasureInfo:
@@ -295,6 +341,9 @@ class Measure:
 # "recall_at_5" (canonical) and trec_eval's "recall_5" / "ndcg_cut_5"
 _AT_SUFFIX = re.compile(r"^(?P<base>.+?)_at_(?P<cutoff>-?\d+)$")
 _CUT_SUFFIX = re.compile(r"^(?P<base>.+?)_(?P<cutoff>-?\d+)$")
+# a fraction: "iprec_at_recall_at_0.1", trec_eval's "iprec_at_recall_0.10"
+_DECIMAL_SUFFIX = (re.compile(r"^(?P<base>.+?)_at_(?P<cutoff>\d*\.\d+)$"),
+                   re.compile(r"^(?P<base>.+?)_(?P<cutoff>\d*\.\d+)$"))
 
 
 def _split(lowered: str) -> tuple[str, str | None]:
@@ -302,6 +351,9 @@ def _split(lowered: str) -> tuple[str, str | None]:
     if "@" in lowered:
         base, cutoff = lowered.split("@", 1)
         return base, cutoff
+    for pattern in _DECIMAL_SUFFIX:
+        if (match := pattern.match(lowered)) and match["base"] in _ALIASES:
+            return match["base"], match["cutoff"]
     if "." in lowered:
         base, cutoff = lowered.split(".", 1)
         return base, cutoff
@@ -331,10 +383,11 @@ def parse_measure(text: str | Measure) -> Measure:
     name = _ALIASES.get(base)
     if name is None:
         raise ValueError(_unknown_message(raw, cutoff_text))
-    cutoff: int | None = None
+    cutoff: int | float | None = None
     if cutoff_text is not None:
         try:
-            cutoff = int(cutoff_text)
+            cutoff = (float(cutoff_text) if _INFO[name].param == "fraction"
+                      else int(cutoff_text))
         except ValueError:
             raise ValueError(
                 f"measure {raw!r}: cutoff {cutoff_text!r} is not an integer >= 1"

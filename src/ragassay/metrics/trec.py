@@ -19,8 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .columns import Table, join, read_table, relevance_rows
-from .ir import Qrels, Run, kernel_values, qrels_table, rank_documents, run_table, sum_in_order
+from .columnar import Table, join, read_table, relevance_rows
+from .ir import Qrels, Run, kernel_values, mean_of, qrels_table, rank_documents, run_table
+from .reference import c_float
 from .measures import Measure, generation, list_measures, measure_info, parse_measure
 
 
@@ -122,7 +123,7 @@ COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret")
 _COUNT_ORDER = {"num_q": 1, "num_ret": 2, "num_rel": 3, "num_rel_ret": 4}  # trec_eval's table
 
 
-def trec_families() -> dict[str, tuple[str, tuple[int, ...] | None]]:
+def trec_families() -> dict[str, tuple[str, tuple[float, ...] | None]]:
     """trec_eval family name -> (ragassay family, default cutoffs or None for an uncut
     measure), read from the measure table: a trec name with ``{k}`` (``P_{k}``) gives the
     cut family ``P`` with the table's ``trec_cutoffs``; one without (``map``) an uncut
@@ -130,7 +131,7 @@ def trec_families() -> dict[str, tuple[str, tuple[int, ...] | None]]:
     key = generation()
     cached = _FAMILIES.get(key)
     if cached is None:
-        families: dict[str, tuple[str, tuple[int, ...] | None]] = {}
+        families: dict[str, tuple[str, tuple[float, ...] | None]] = {}
         infos = list_measures("retrieval")
         for info in infos:
             for name in info.trec:
@@ -146,19 +147,28 @@ def trec_families() -> dict[str, tuple[str, tuple[int, ...] | None]]:
     return cached
 
 
-_FAMILIES: dict[int, dict[str, tuple[str, tuple[int, ...] | None]]] = {}
+_FAMILIES: dict[int, dict[str, tuple[str, tuple[float, ...] | None]]] = {}
 
-OFFICIAL = ("num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank", "P")
-"""trec_eval's ``official`` set (its default without ``-m``) less what ragassay lacks:
-:data:`OFFICIAL_UNSUPPORTED`."""
-OFFICIAL_UNSUPPORTED = ("runid", "gm_map", "bpref", "iprec_at_recall")
-UNSUPPORTED = (*OFFICIAL_UNSUPPORTED, "relstring", "infAP", "gm_bpref", "Rprec_mult",
+OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
+            "bpref", "recip_rank", "iprec_at_recall", "P")
+"""trec_eval's ``official`` set, its default without ``-m``."""
+UNSUPPORTED = ("relstring", "infAP", "gm_bpref", "Rprec_mult",
                "utility", "11pt_avg", "binG", "G", "ndcg_rel", "Rndcg", "relative_P", "set_P",
                "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret",
-               "all_trec", "set", "prefs", "qrels_jg", "all_prefs", "all_qrels")
+               "all_trec", "set", "qrels_jg", "all_qrels")
 """trec_eval measures and nicknames ragassay does not compute (an error names them)."""
+PREFS = ("prefs", "all_prefs", "prefs_num_prefs_poss", "prefs_num_prefs_ful",
+         "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair", "prefs_avgjg",
+         "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret",
+         "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp")
+"""trec_eval's preference measures: they read a preferences file (``-R prefs``), not
+qrels."""
+TREC_ONLY = ("runid", *COUNTS)
+"""What ``ragassay trec-eval`` prints beside the measures of the table: the run's tag and
+the counts."""
+_COUNT_ORDER["runid"] = 0
 
-TrecMeasure = Measure | str  # a Measure, or one of COUNTS
+TrecMeasure = Measure | str  # a Measure, or one of TREC_ONLY
 
 
 def trec_eval_measures(specs: Sequence[str]) -> list[TrecMeasure]:
@@ -166,8 +176,8 @@ def trec_eval_measures(specs: Sequence[str]) -> list[TrecMeasure]:
 
     A trec_eval family without parameters takes trec_eval's default cutoffs (``P`` ->
     ``P_5`` .. ``P_1000``, ``success`` -> ``success_1,5,10``), ``name.k1,k2`` lists cutoffs,
-    ``official`` (the default when ``specs`` is empty) is trec_eval's default set without
-    :data:`OFFICIAL_UNSUPPORTED`; other spellings are read by :func:`parse_measure`
+    ``official`` (the default when ``specs`` is empty) is trec_eval's default set
+    (:data:`OFFICIAL`); other spellings are read by :func:`parse_measure`
     (``mrr@10``, ``ndcg_cut_5``). As in trec_eval, a family asked for more than once
     takes the cutoffs of its first ``-m`` with parameters (``-m P -m P.5 -m P.10`` prints
     ``P_5`` only), and a cutoff listed twice is an error. Raises ValueError naming an
@@ -206,10 +216,10 @@ def _family(name: str, params: str | None) -> list[TrecMeasure]:
     cutoffs: list[TrecMeasure] = []
     for text in params.split(","):
         try:
-            cutoff = Measure(family, int(text))
+            cutoff = Measure(family, float(text) if info.param == "fraction" else int(text))
         except ValueError:
-            raise ValueError(f"measure {spec!r}: cutoff {text!r} is not an integer >= 1"
-                             ) from None
+            what = "a number >= 0" if info.param == "fraction" else "an integer >= 1"
+            raise ValueError(f"measure {spec!r}: cutoff {text!r} is not {what}") from None
         if cutoff in cutoffs:
             raise ValueError(f"measure {spec!r}: cutoff {text} is listed twice")
         cutoffs.append(cutoff)
@@ -219,8 +229,12 @@ def _family(name: str, params: str | None) -> list[TrecMeasure]:
 def _expand(spec: str) -> list[TrecMeasure]:
     """A measure that is not a trec_eval family: a count, or a ragassay spelling."""
     name = spec.partition(".")[0]
-    if name in COUNTS and spec == name:
+    if name in TREC_ONLY and spec == name:
         return [name]
+    if name in PREFS:
+        raise ValueError(f"trec_eval measure {name!r} reads preference judgments (trec_eval "
+                         "-R prefs: a file of 'qid jg docid rel_level' lines), not qrels; "
+                         "ragassay trec-eval reads qrels only")
     if name in UNSUPPORTED:
         raise ValueError(f"trec_eval measure {name!r} is not supported by ragassay "
                          f"(supported: {', '.join([*COUNTS, *trec_families(), 'official'])})")
@@ -230,7 +244,7 @@ def _expand(spec: str) -> list[TrecMeasure]:
 _LAST = 1e9  # a measure trec_eval lacks prints after trec_eval's own
 
 
-def _order_key(m: TrecMeasure) -> tuple[float, int]:
+def _order_key(m: TrecMeasure) -> tuple[float, float]:
     """trec_eval's print order: its measure table's (the table's ``trec_order``), then
     the cutoff."""
     if isinstance(m, str):
@@ -253,12 +267,16 @@ def trec_eval_text(
     level: int = 1,
     max_docs: int | None = None,
     judged_only: bool = False,
+    version: int = 9,
+    runid: str | None = None,
 ) -> str:
     """What trec_eval prints for these files and options (``-q``, ``-c``, ``-n``, ``-l``,
-    ``-M``, ``-J``), measures in the order given (see :func:`trec_eval_measures`). ``-M``
+    ``-M``, ``-J``), measures in the order given (see :func:`trec_eval_measures`), by the
+    rules of trec_eval ``version`` (9 or 10). ``runid``: what ``runid`` prints (default:
+    the tag of the run file's last line, "" for a dict). ``-M``
     cuts each ranking to its top ``max_docs`` first; ``-J`` then drops the documents not
     judged or judged with a negative grade, as trec_eval does. ``qrels`` and ``run`` are
-    dicts or the columns :func:`~ragassay.metrics.columns.read_table` reads.
+    dicts or the columns :func:`~ragassay.metrics.columnar.read_table` reads.
 
     Each query's lines come first with ``-q`` (queries in trec_eval's order, byte-wise
     sorted ids; with ``-c`` a query missing from the run has no lines of its own but counts
@@ -285,6 +303,8 @@ def trec_eval_text(
                                                  max_docs=max_docs, judged_only=judged_only)
     counts = {"num_q": np.ones(len(shown), dtype=np.int64), "num_ret": depths,
               "num_rel": num_rel, "num_rel_ret": rel_ret}
+    if runid is None:
+        runid = run.tag if isinstance(run, Table) else ""
     values: dict[str, np.ndarray] = {}
     scored = [m for m in measures if not isinstance(m, str)]
     at = np.searchsorted(shown, evaluated)
@@ -292,27 +312,33 @@ def trec_eval_text(
         chosen = [m for m in scored if (m.name == "ndcg") == graded]
         if chosen:
             relevance = relevance_rows(j, evaluated, level=level, graded=graded,
-                                       max_docs=max_docs, judged_only=judged_only)[0]
+                                       max_docs=max_docs, judged_only=judged_only,
+                                       version=version)[0]
             for name, column in kernel_values(relevance, chosen).items():
                 values[name] = np.zeros(len(shown))
                 values[name][at] = column
-    columns = [(m, counts[m] if isinstance(m, str) else values[str(m)]) for m in measures]
+    columns = [(m, counts.get(m, counts["num_q"]) if isinstance(m, str) else values[str(m)])
+               for m in measures]
     lines: list[str] = []
     if per_query:
         qids = [q.decode() for q in j.qids[shown].tolist()]
         shown_in_run = j.in_run[shown].tolist()
-        listed = [(m, column.tolist()) for m, column in columns if m != "num_q"]
+        listed = [(m, column.tolist()) for m, column in columns
+                  if m not in ("num_q", "runid") and (isinstance(m, str) or m.info.per_query)]
         for i, qid in enumerate(qids):
             if shown_in_run[i]:
                 lines.extend(_line(m, qid, column[i]) for m, column in listed)
     if summary:
         for m, column in columns:
-            lines.append(_line(m, "all", int(column.sum()) if isinstance(m, str)
-                               else sum_in_order(column) / len(shown)))
+            if m == "runid":
+                lines.append(f"{'runid':<22}\tall\t{runid}")
+            else:
+                lines.append(_line(m, "all", int(column.sum()) if isinstance(m, str)
+                                   else mean_of(m, column)))
     return "".join(line + "\n" for line in lines)
 
 
 def _line(m: TrecMeasure, qid: str, value: float) -> str:
     if isinstance(m, str):
         return f"{m:<22}\t{qid}\t{int(value)}"
-    return f"{m.trec_name:<22}\t{qid}\t{value:.4f}"
+    return f"{m.trec_name:<22}\t{qid}\t{c_float(value)}"
