@@ -14,7 +14,7 @@ import pytest
 from ragassay.metrics import reference
 from ragassay.metrics.ir import evaluate
 
-from .trec_suite import random_case, ragassay_text
+from .trec_suite import ragassay_text, random_case
 
 OPTION_SETS = [[], ["-q"], ["-q", "-c"], ["-q", "-l", "2"], ["-q", "-J"], ["-q", "-M", "3"],
                ["-c", "-J", "-M", "5"], ["-n", "-q", "-l", "3"]]
@@ -30,9 +30,10 @@ def _reference_text(args: list[str], qrels_text: str, run_text: str) -> str:
     for qid, _, doc, grade in _columns(qrels_text, 4):
         qrels.setdefault(qid, {})[doc] = int(float(grade))
     run: dict[str, dict[str, float]] = {}
-    tag = ""
-    for qid, _, doc, _, score, tag in _columns(run_text, 6):
+    rows = _columns(run_text, 6)
+    for qid, _, doc, _, score, _tag in rows:
         run.setdefault(qid, {})[doc] = float(score)
+    tag = rows[-1][5] if rows else ""  # trec_eval's runid: the last line's tag
     opts = {"per_query": "-q" in args, "complete": "-c" in args, "judged_only": "-J" in args,
             "level": int(args[args.index("-l") + 1]) if "-l" in args else 1,
             "max_docs": int(args[args.index("-M") + 1]) if "-M" in args else None}
@@ -72,7 +73,7 @@ def test_evaluate_is_the_references_per_query(seed: int) -> None:
         for qid, _, doc, grade in _columns(case.qrels, 4):
             qrels.setdefault(qid, {})[doc] = int(float(grade))
         run: dict[str, dict[str, float]] = {}
-        for qid, _, doc, _, score, _ in _columns(case.results, 6):
+        for qid, _, doc, _, score, _tag in _columns(case.results, 6):
             run.setdefault(qid, {})[doc] = float(score)
         names = ["map", "gm_map", "r_precision", "bpref", "mrr", "ndcg", "ndcg_at_5",
                  "precision_at_5", "recall_at_10", "hit_at_1", "map_at_5",

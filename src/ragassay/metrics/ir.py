@@ -43,7 +43,6 @@ from .columnar import (
     relevance_rows,
 )
 from .kernels import Relevance
-from .reference import MIN_GEO_MEAN
 from .measures import (
     Measure,
     MeasureInfo,
@@ -51,6 +50,7 @@ from .measures import (
     parse_measure,
     parse_measures,
 )
+from .reference import MIN_GEO_MEAN
 
 __all__ = [
     "Measure",

@@ -21,8 +21,8 @@ import numpy as np
 
 from .columnar import Table, join, read_table, relevance_rows
 from .ir import Qrels, Run, kernel_values, mean_of, qrels_table, rank_documents, run_table
-from .reference import c_float
 from .measures import Measure, generation, list_measures, measure_info, parse_measure
+from .reference import c_float
 
 
 def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
