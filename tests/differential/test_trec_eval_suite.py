@@ -42,6 +42,8 @@ BINARY_PATH = find_binary()
 @pytest.fixture(scope="module")
 def binary() -> Binary:
     if BINARY_PATH is None or not BINARY_PATH.is_file():
+        if os.environ.get("RAGASSAY_REQUIRE_TREC_EVAL") == "1":  # CI built it: it must run
+            pytest.fail("RAGASSAY_REQUIRE_TREC_EVAL=1 but no trec_eval binary found")
         pytest.skip("no trec_eval binary (set TREC_EVAL_BINARY or run "
                     "scripts/build_trec_eval.sh)")
     return Binary(BINARY_PATH)
