@@ -63,6 +63,8 @@ class MeasureInfo:
     trec_eval prints a line per query (``gm_map`` prints only ``all``). ``judged``: the
     kernel reads the judged non-relevant documents too (``bpref``), which only the
     trec_eval join (:func:`ragassay.metrics.columnar.relevance_rows`) provides.
+    ``graded``: the kernel reads every positive grade as gain whatever the relevance level
+    (trec_eval's ``-l`` does not change nDCG); else a grade below the level counts 0.
     ``aliases`` the other accepted spellings (lower case); ``kernel`` computes a retrieval
     measure (None for an answer measure, which :mod:`ragassay.metrics.answer` computes).
     """
@@ -83,6 +85,7 @@ class MeasureInfo:
     summary: Summary = "mean"
     per_query: bool = True
     judged: bool = False
+    graded: bool = False
 
     @property
     def needs_cutoff(self) -> bool:
@@ -144,7 +147,7 @@ _BUILT_IN: tuple[MeasureInfo, ...] = (
         "descending and cut at k (0 when there is no relevant document)",
         cutoff="optional", trec=("ndcg", "ndcg_cut_{k}"), aliases=("ndcg_cut",),
         kernel=kernels.ndcg, trec_order=21, trec_cut_order=24, trec_cutoffs=TREC_CUTOFFS,
-        rag="cut"),
+        rag="cut", graded=True),
     MeasureInfo(
         "map", "retrieval", "AP = (1 / |rel|) * sum over relevant ranks i (<= k when cut) of "
         "P@i (0 when |rel| = 0); relevant documents never retrieved add 0",
@@ -167,6 +170,65 @@ _BUILT_IN: tuple[MeasureInfo, ...] = (
         "(the term is 1 when n = 0), N the judged non-relevant documents, R = |rel|; "
         "unjudged documents are skipped", trec=("bpref",), kernel=kernels.bpref,
         trec_order=8, judged=True),
+    MeasureInfo(
+        "infap", "retrieval", "inferred AP (Yilmaz and Aslam): each relevant retrieved "
+        "document at rank j + 1 adds 1 / (j + 1) + (j / (j + 1)) * ((r + n + u) / j) * "
+        "((r + e) / (r + n + 2e)), r, n, u the relevant, judged non-relevant and "
+        "negatively judged documents above it, e = 0.00001 (1 at rank 1); over |rel|",
+        trec=("infAP",), kernel=kernels.inferred_ap, trec_order=14, judged=True),
+    MeasureInfo(
+        "gm_bpref", "retrieval", "bpref per query; the mean is geometric (as gm_map)",
+        trec=("gm_bpref",), kernel=kernels.bpref, trec_order=15, summary="geometric",
+        per_query=False, judged=True),
+    MeasureInfo(
+        "rprec_mult", "retrieval", "precision at int(x * |rel| + 0.9) documents, x a "
+        "multiple of R (0 when that is 0)", cutoff="required", trec=("Rprec_mult_{k}",),
+        kernel=kernels.rprec_mult, trec_order=16, param="fraction",
+        trec_cutoffs=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
+    MeasureInfo(
+        "utility", "retrieval", "relevant retrieved - non-relevant retrieved (trec_eval's "
+        "default coefficients 1, -1, 0, 0)", trec=("utility",), kernel=kernels.utility,
+        trec_order=17),
+    MeasureInfo(
+        "11pt_avg", "retrieval", "the mean of iprec_at_recall at 0, 0.1, ..., 1",
+        trec=("11pt_avg",), kernel=kernels.eleven_point_average, trec_order=18),
+    MeasureInfo(
+        "bing", "retrieval", "(1 / |rel|) * sum over relevant retrieved documents of "
+        "1 / log2(2 + the documents above it that are not relevant)", trec=("binG",),
+        kernel=kernels.binary_g, trec_order=19),
+    MeasureInfo(
+        "g", "retrieval", "normalized gain: each relevant retrieved document adds grade / "
+        "log2(2 + C_i - S_i), C_i the ideal gains up to rank i (1 for a rank past them), "
+        "S_i the gains retrieved up to rank i; over the sum of the ideal gains",
+        trec=("G",), kernel=kernels.g_measure, trec_order=20, graded=True),
+    MeasureInfo(
+        "ndcg_rel", "retrieval", "nDCG averaged over the relevant documents: at each "
+        "relevant retrieved rank i DCG_i / IDCG_i, each relevant document not retrieved "
+        "DCG / IDCG of the whole ranking; over |rel|",
+        trec=("ndcg_rel",), kernel=kernels.ndcg_rel, trec_order=22, graded=True),
+    MeasureInfo(
+        "rndcg", "retrieval", "nDCG averaged at the R levels: the ranks where the ideal "
+        "gain changes, and the end of the ranking", trec=("Rndcg",), kernel=kernels.r_ndcg,
+        trec_order=23, graded=True),
+    MeasureInfo(
+        "relative_p", "retrieval", "|rel ∩ top-k| / min(k, |rel|) (0 when |rel| = 0)",
+        cutoff="required", trec=("relative_P_{k}",), kernel=kernels.relative_precision,
+        trec_order=26, trec_cutoffs=TREC_CUTOFFS),
+    MeasureInfo(
+        "set_p", "retrieval", "relevant retrieved / retrieved (0 when none is)",
+        trec=("set_P",), kernel=kernels.set_precision, trec_order=28),
+    MeasureInfo(
+        "set_relative_p", "retrieval", "relevant retrieved / min(retrieved, |rel|)",
+        trec=("set_relative_P",), kernel=kernels.set_relative_precision, trec_order=29),
+    MeasureInfo(
+        "set_recall", "retrieval", "relevant retrieved / |rel|", trec=("set_recall",),
+        kernel=kernels.set_recall, trec_order=30),
+    MeasureInfo(
+        "set_map", "retrieval", "relevant retrieved^2 / (retrieved * |rel|)",
+        trec=("set_map",), kernel=kernels.set_map, trec_order=31),
+    MeasureInfo(
+        "set_f", "retrieval", "2 * P * R / (P + R) of the retrieved set (0 when P + R = 0)",
+        trec=("set_F",), kernel=kernels.set_f, trec_order=32),
     MeasureInfo(
         "iprec_at_recall", "retrieval", "interpolated precision at recall level x: the "
         "largest P@j over the ranks j at or after the rank where int(x * |rel| + 0.9) "

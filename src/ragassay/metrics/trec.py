@@ -21,6 +21,7 @@ import numpy as np
 
 from .columnar import Table, join, read_table, relevance_rows
 from .ir import Qrels, Run, kernel_values, mean_of, qrels_table, rank_documents, run_table
+from .kernels import Relevance
 from .measures import Measure, generation, list_measures, measure_info, parse_measure
 from .reference import c_float
 
@@ -118,9 +119,12 @@ def _lines_for(
 
 SUCCESS_CUTOFFS = (1, 5, 10)
 """trec_eval's default cutoffs of ``success``."""
-COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret")
+COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")
 """trec_eval's counts: num_q in the ``all`` lines only; the others per query, summed."""
-_COUNT_ORDER = {"num_q": 1, "num_ret": 2, "num_rel": 3, "num_rel_ret": 4}  # trec_eval's table
+# their places in trec_eval's measure table (relstring: per query only, between P and recall)
+_COUNT_ORDER = {"runid": 0, "num_q": 1, "num_ret": 2, "num_rel": 3, "num_rel_ret": 4,
+                "relstring": 12, "num_nonrel_judged_ret": 33}
+RELSTRING_LENGTH = 10
 
 
 def trec_families() -> dict[str, tuple[str, tuple[float, ...] | None]]:
@@ -152,21 +156,27 @@ _FAMILIES: dict[int, dict[str, tuple[str, tuple[float, ...] | None]]] = {}
 OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
             "bpref", "recip_rank", "iprec_at_recall", "P")
 """trec_eval's ``official`` set, its default without ``-m``."""
-UNSUPPORTED = ("relstring", "infAP", "gm_bpref", "Rprec_mult",
-               "utility", "11pt_avg", "binG", "G", "ndcg_rel", "Rndcg", "relative_P", "set_P",
-               "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret",
-               "all_trec", "set", "qrels_jg", "all_qrels")
-"""trec_eval measures and nicknames ragassay does not compute (an error names them)."""
+ALL_TREC = (*OFFICIAL, "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility",
+            "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut",
+            "relative_P", "success", "set_P", "set_relative_P", "set_recall", "set_map",
+            "set_F", "num_nonrel_judged_ret")
+"""trec_eval's ``all_trec`` set: every measure of its table that reads qrels and a run."""
+SET = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
+       "set_relative_P", "set_recall", "set_map", "set_F")
+"""trec_eval's ``set`` set: the measures of the retrieved set, not of its order."""
+NICKNAMES = {"official": OFFICIAL, "all_trec": ALL_TREC, "set": SET}
 PREFS = ("prefs", "all_prefs", "prefs_num_prefs_poss", "prefs_num_prefs_ful",
          "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair", "prefs_avgjg",
          "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret",
          "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp")
 """trec_eval's preference measures: they read a preferences file (``-R prefs``), not
 qrels."""
-TREC_ONLY = ("runid", *COUNTS)
-"""What ``ragassay trec-eval`` prints beside the measures of the table: the run's tag and
-the counts."""
-_COUNT_ORDER["runid"] = 0
+JUDGMENT_GROUPS = ("qrels_jg", "P_avgjg", "map_avgjg", "Rprec_mult_avgjg")
+"""trec_eval's measures over judgment groups: they read qrels with a judgment-group column
+(``-R qrels_jg``: ``qid jg docid rel``)."""
+TREC_ONLY = ("runid", "relstring", *COUNTS)
+"""What ``ragassay trec-eval`` prints beside the measures of the table: the run's tag, each
+query's string of its first ten documents' grades, and the counts."""
 
 TrecMeasure = Measure | str  # a Measure, or one of TREC_ONLY
 
@@ -176,8 +186,8 @@ def trec_eval_measures(specs: Sequence[str]) -> list[TrecMeasure]:
 
     A trec_eval family without parameters takes trec_eval's default cutoffs (``P`` ->
     ``P_5`` .. ``P_1000``, ``success`` -> ``success_1,5,10``), ``name.k1,k2`` lists cutoffs,
-    ``official`` (the default when ``specs`` is empty) is trec_eval's default set
-    (:data:`OFFICIAL`); other spellings are read by :func:`parse_measure`
+    ``official`` (the default when ``specs`` is empty), ``all_trec`` and ``set`` are
+    trec_eval's sets (:data:`NICKNAMES`); other spellings are read by :func:`parse_measure`
     (``mrr@10``, ``ndcg_cut_5``). As in trec_eval, a family asked for more than once
     takes the cutoffs of its first ``-m`` with parameters (``-m P -m P.5 -m P.10`` prints
     ``P_5`` only), and a cutoff listed twice is an error. Raises ValueError naming an
@@ -189,7 +199,7 @@ def trec_eval_measures(specs: Sequence[str]) -> list[TrecMeasure]:
     chosen: list[TrecMeasure] = []
     for spec in specs or ["official"]:
         name, _, given = spec.strip().partition(".")
-        members = OFFICIAL if name == "official" and not given else (name,)
+        members = NICKNAMES[name] if name in NICKNAMES and not given else (name,)
         for member in members:
             if member in families_known:
                 families += [member] if member not in families else []
@@ -231,13 +241,14 @@ def _expand(spec: str) -> list[TrecMeasure]:
     name = spec.partition(".")[0]
     if name in TREC_ONLY and spec == name:
         return [name]
+    if name in JUDGMENT_GROUPS:
+        raise ValueError(f"trec_eval measure {name!r} reads qrels with judgment groups "
+                         "(trec_eval -R qrels_jg: 'qid jg docid rel' lines, several "
+                         "judges per document); ragassay trec-eval reads plain qrels")
     if name in PREFS:
         raise ValueError(f"trec_eval measure {name!r} reads preference judgments (trec_eval "
                          "-R prefs: a file of 'qid jg docid rel_level' lines), not qrels; "
                          "ragassay trec-eval reads qrels only")
-    if name in UNSUPPORTED:
-        raise ValueError(f"trec_eval measure {name!r} is not supported by ragassay "
-                         f"(supported: {', '.join([*COUNTS, *trec_families(), 'official'])})")
     return [parse_measure(spec)]
 
 
@@ -299,17 +310,19 @@ def trec_eval_text(
     shown = judged if complete else evaluated  # the queries of the means
     if not len(evaluated):
         raise ValueError("no query has both judgments and results")
-    _, depths, num_rel, rel_ret = relevance_rows(j, shown, level=level, graded=False,
-                                                 max_docs=max_docs, judged_only=judged_only)
+    whole, depths, num_rel, rel_ret = relevance_rows(
+        j, shown, level=level, graded=False, max_docs=max_docs, judged_only=judged_only)
     counts = {"num_q": np.ones(len(shown), dtype=np.int64), "num_ret": depths,
-              "num_rel": num_rel, "num_rel_ret": rel_ret}
+              "num_rel": num_rel, "num_rel_ret": rel_ret,
+              "num_nonrel_judged_ret": np.bincount(whole.nonrel_query, minlength=len(shown))}
+    strings = _relstrings(whole, depths) if "relstring" in measures else []
     if runid is None:
         runid = run.tag if isinstance(run, Table) else ""
     values: dict[str, np.ndarray] = {}
     scored = [m for m in measures if not isinstance(m, str)]
     at = np.searchsorted(shown, evaluated)
     for graded in (True, False):
-        chosen = [m for m in scored if (m.name == "ndcg") == graded]
+        chosen = [m for m in scored if m.info.graded == graded]
         if chosen:
             relevance = relevance_rows(j, evaluated, level=level, graded=graded,
                                        max_docs=max_docs, judged_only=judged_only,
@@ -327,15 +340,37 @@ def trec_eval_text(
                   if m not in ("num_q", "runid") and (isinstance(m, str) or m.info.per_query)]
         for i, qid in enumerate(qids):
             if shown_in_run[i]:
-                lines.extend(_line(m, qid, column[i]) for m, column in listed)
+                lines.extend(f"{'relstring':<22}\t{qid}\t'{strings[i]}'" if m == "relstring"
+                             else _line(m, qid, column[i]) for m, column in listed)
     if summary:
         for m, column in columns:
+            if m == "relstring":
+                continue
             if m == "runid":
                 lines.append(f"{'runid':<22}\tall\t{runid}")
             else:
                 lines.append(_line(m, "all", int(column.sum()) if isinstance(m, str)
                                    else mean_of(m, column)))
     return "".join(line + "\n" for line in lines)
+
+
+_REL_CHARS = np.array([*"0123456789", ">", "-", "."])  # grade 0..9, > 9, not judged, < 0
+
+
+def _relstrings(r: Relevance, depths: np.ndarray) -> list[str]:
+    """trec_eval's relstring of each query: one character per document of its top ten,
+    its grade (``>`` above 9), ``-`` not judged, ``.`` judged with a negative grade."""
+    n = RELSTRING_LENGTH
+    code = np.full((r.queries, n), 11, dtype=np.int64)
+    for query, rank, value in ((r.hit_query, r.hit_rank, np.minimum(r.hit_grade, 10)),
+                               (r.nonrel_query, r.nonrel_rank, r.nonrel_grade),
+                               (r.unjudged_query, r.unjudged_rank, np.full(len(
+                                   r.unjudged_rank), 12))):
+        top = rank < n
+        code[query[top], rank[top]] = value[top].astype(np.int64)
+    chars = _REL_CHARS[code]
+    return ["".join(row[:d]) for row, d in zip(chars.tolist(),
+                                               np.minimum(depths, n).tolist(), strict=True)]
 
 
 def _line(m: TrecMeasure, qid: str, value: float) -> str:

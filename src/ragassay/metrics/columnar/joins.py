@@ -284,7 +284,7 @@ def relevance_rows(j: Joined, evaluated: np.ndarray, *, level: float = 1,
         r = np.arange(len(q)) - first[q]
         depth = np.bincount(q, minlength=n)
     qrels_grade = j.qrels_grade
-    nonrel = (g >= 0) & (g < level)
+    raw, nonrel = g, (g >= 0) & (g < level)
     if not graded:
         g = np.where(g >= level, g, 0.0)
         qrels_grade = np.where(qrels_grade >= level, qrels_grade, 0.0)
@@ -303,14 +303,21 @@ def relevance_rows(j: Joined, evaluated: np.ndarray, *, level: float = 1,
     relevance = Relevance(hit_q, hit_r, hit_g, int(depths.max()) if len(depths) else 0,
                           ideal_grades(rel_q, qrels_grade[rel], num_rel_all)[evaluated],
                           num_rel.astype(np.float64))
-    non_q, non_r = row[q[nonrel]], r[nonrel]
+    non_q, non_r, non_g = row[q[nonrel]], r[nonrel], raw[nonrel]
     in_order = by_query_and_rank(non_q, non_r)
     if in_order is not None:
-        non_q, non_r = non_q[in_order], non_r[in_order]
+        non_q, non_r, non_g = non_q[in_order], non_r[in_order], non_g[in_order]
+    pool = raw < 0
+    pool_q, pool_r = row[q[pool]], r[pool]
+    in_order = by_query_and_rank(pool_q, pool_r)
+    if in_order is not None:
+        pool_q, pool_r = pool_q[in_order], pool_r[in_order]
     judged_nonrel = chosen[j.qrels_q] & (j.qrels_grade >= 0) & (j.qrels_grade < level)
-    relevance.with_judged(non_q, non_r, np.bincount(j.qrels_q[judged_nonrel],
-                                                    minlength=n)[evaluated],
-                          depths, version)
+    relevance.with_judged(non_q, non_r, non_g, pool_q, pool_r,
+                          np.bincount(j.qrels_q[judged_nonrel], minlength=n)[evaluated],
+                          depths, version, np.bincount(
+                              j.qrels_q[chosen[j.qrels_q] & (j.qrels_grade >= level)],
+                              minlength=n)[evaluated])
     return (relevance, depths, num_rel,
             np.bincount(hit_q, minlength=len(evaluated)).astype(np.int64))
 
