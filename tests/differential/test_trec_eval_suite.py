@@ -105,7 +105,8 @@ def test_first_parameters_of_a_family_win_as_in_trec_eval(tmp_path: Path) -> Non
 SEED, FILES, OPTION_SETS = 20261201, 60, 5
 
 
-def _random_files(tmp: Path) -> list[tuple[Path, Path, list[list[str]]]]:
+def _random_files(tmp: Path, every_measure: bool = False
+                  ) -> list[tuple[Path, Path, list[list[str]]]]:
     rng = random.Random(SEED)
     cases = []
     for i in range(FILES):
@@ -113,7 +114,8 @@ def _random_files(tmp: Path) -> list[tuple[Path, Path, list[list[str]]]]:
         q, r = tmp / f"qrels.{i}", tmp / f"results.{i}"
         q.write_text(case.qrels)
         r.write_text(case.results)
-        cases.append((q, r, [[], ["-q"], *(random_options(rng) for _ in range(OPTION_SETS))]))
+        cases.append((q, r, [[], ["-q"], *(random_options(rng, every_measure)
+                                           for _ in range(OPTION_SETS))]))
     return cases
 
 
@@ -137,7 +139,7 @@ def test_random_files_match_the_binary(binary: Binary, tmp_path: Path) -> None:
     from .trec_suite import Case, _known_difference
 
     compared = 0
-    for q, r, option_sets in _random_files(tmp_path):
+    for q, r, option_sets in _random_files(tmp_path, every_measure=True):
         case = Case(q.read_text(), r.read_text())
         for args in option_sets:
             code, expected = binary.text(args, q, r)

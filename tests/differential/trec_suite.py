@@ -43,6 +43,13 @@ CUT_FAMILIES = {"P": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
                 "map_cut": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
                 "success": (1, 5, 10)}
 PLAIN = ("map", "Rprec", "recip_rank", "ndcg", "num_q", "num_ret", "num_rel", "num_rel_ret")
+# the rest of trec_eval's all_trec set: uncut measures, fraction parameters, and its sets
+MORE_PLAIN = ("runid", "gm_map", "bpref", "relstring", "infAP", "gm_bpref", "utility",
+              "11pt_avg", "binG", "G", "ndcg_rel", "Rndcg", "set_P", "set_relative_P",
+              "set_recall", "set_map", "set_F", "num_nonrel_judged_ret")
+FRACTION_FAMILIES = {"iprec_at_recall": (0.0, 0.1, 0.25, 0.5, 0.9, 1.0),
+                     "Rprec_mult": (0.2, 0.5, 1.0, 1.5, 2.0)}
+NICKNAMES = ("official", "all_trec", "set")
 
 # The option sets every stored case is run with (name -> trec_eval arguments), as in
 # trec_eval's test folder (out.test, out.test.q, out.test.qc, ...).
@@ -158,9 +165,10 @@ def random_case(rng: random.Random) -> Case:
                 "".join(line + "\n" for line in run_lines), features)
 
 
-def random_options(rng: random.Random) -> list[str]:
+def random_options(rng: random.Random, every_measure: bool = False) -> list[str]:
     """Random trec_eval arguments: flags (-q -c -n -J -l -M) and -m lists, comma lists
-    (unique cut-offs in any order), repeated families, the official set."""
+    (unique cut-offs in any order), repeated families, the official set; with
+    ``every_measure`` any measure of trec_eval's all_trec set and its sets too."""
     args: list[str] = []
     for flag in ("-q", "-c", "-n", "-J"):
         if rng.random() < (0.6 if flag == "-q" else 0.25):
@@ -172,11 +180,20 @@ def random_options(rng: random.Random) -> list[str]:
     for _ in range(rng.choice([0, 1, 2, 3, 5])):
         kind = rng.random()
         if kind < 0.1:
-            args += ["-m", "official"]
+            args += ["-m", rng.choice(NICKNAMES) if every_measure else "official"]
+        elif every_measure and kind < 0.3:
+            args += ["-m", rng.choice(MORE_PLAIN)]
+        elif every_measure and kind < 0.4:
+            family = rng.choice(list(FRACTION_FAMILIES))
+            if rng.random() < 0.5:
+                args += ["-m", family]
+            else:
+                levels = rng.sample(FRACTION_FAMILIES[family], rng.randint(1, 3))
+                args += ["-m", f"{family}.{','.join(map(str, levels))}"]
         elif kind < 0.4:
             args += ["-m", rng.choice(PLAIN)]
         else:
-            family = rng.choice(list(CUT_FAMILIES))
+            family = rng.choice([*CUT_FAMILIES, *(["relative_P"] if every_measure else [])])
             if rng.random() < 0.4:
                 args += ["-m", family]
             else:
@@ -418,7 +435,8 @@ def compare_random(binary: Binary | None, files: int, seed: int, options_per_fil
         q.write_text(case.qrels)
         r.write_text(case.results)
         counts["files"] += 1
-        option_sets = [[], ["-q"], *(random_options(rng) for _ in range(options_per_file))]
+        option_sets = [[], ["-q"], *(random_options(rng, every_measure=not with_pytrec_eval)
+                                     for _ in range(options_per_file))]
         for args in option_sets:
             ours = ragassay_text(args, q, r)
             counts["invocations"] += 1

@@ -238,26 +238,34 @@ def trec_eval_text(qrels: Mapping[str, Mapping[str, int]],
     from the run counting 0 (for gm_map: log(MIN_GEO_MEAN)). ``runid``: the tag of the
     run's last line. ValueError when no query has both judgments and results."""
     queries = sorted((q for q in qrels if qrels[q] and q in run), key=str.encode)
-    if not queries:
+    judged = sorted((q for q in qrels if qrels[q]), key=str.encode)
+    if version >= 10 and not complete and len(queries) < len(judged):
+        raise ValueError("a judged query is not in the run")
+    if not queries and not (version >= 10 and complete and judged):
         raise ValueError("no query has both judgments and results")
-    shown = sorted((q for q in qrels if qrels[q]), key=str.encode) if complete else queries
+    shown = judged if complete else queries
+    present = set(queries)
+    if version >= 10:  # -c -q: a missing query prints its lines, the 0s of the means
+        queries = shown
     lines: list[str] = []
     sums: dict[str, float] = {}
     names: list[str] = []
     for qid in queries:
-        rr = judged_ranking(qrels[qid], run[qid], level=level, max_docs=max_docs,
+        rr = judged_ranking(qrels[qid], run.get(qid, {}), level=level, max_docs=max_docs,
                             judged_only=judged_only)
         for measure in measures:
             if measure in ("runid", "num_q"):
                 continue
             for name, value in per_query_values(rr, measure, version):
+                if qid not in present and not name.startswith("num_"):
+                    value = math.log(MIN_GEO_MEAN) if measure == "gm_map" else 0.0
                 if name not in sums:
                     names.append(name)
                     sums[name] = 0.0
                 sums[name] += value
                 if per_query and measure != "gm_map":
                     lines.append(_line(name, qid, value))
-    missing = len(shown) - len(queries)
+    missing = len(shown) - len(queries)  # 9: not evaluated, counted 0 in the means
     for measure in measures:
         if measure == "runid":
             lines.append(f"{'runid':<22}\tall\t{runid}")
@@ -271,7 +279,7 @@ def trec_eval_text(qrels: Mapping[str, Mapping[str, int]],
                 elif measure == "num_rel" and complete:
                     total = sums[name] + sum(
                         sum(1 for g in qrels[q].values() if g >= level)
-                        for q in shown if q not in run)
+                        for q in shown if q not in queries)
                     lines.append(_line(name, "all", total))
                 elif name.startswith("num_"):
                     lines.append(_line(name, "all", sums[name]))

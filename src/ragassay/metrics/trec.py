@@ -290,8 +290,11 @@ def trec_eval_text(
     dicts or the columns :func:`~ragassay.metrics.columnar.read_table` reads.
 
     Each query's lines come first with ``-q`` (queries in trec_eval's order, byte-wise
-    sorted ids; with ``-c`` a query missing from the run has no lines of its own but counts
-    0 in the means), then the ``all`` lines unless ``summary`` is False. Values print
+    sorted ids; with ``-c`` a query missing from the run counts 0 in the means and has no
+    lines of its own in version 9, lines of zeros in 10), then the ``all`` lines unless
+    ``summary`` is False. Version 10 also refuses a judged query missing from the run
+    without ``-c``, prints ``-c`` output when no judged query is in the run, and rounds
+    ``iprec_at_recall``'s and ``11pt_avg``'s numbers of relevant documents. Values print
     ``%.4f``, counts as integers. Raises ValueError when no query is evaluated.
     """
     if level < 1:
@@ -305,10 +308,16 @@ def trec_eval_text(
         r_cols = run_table(run)
         j = join(q_cols, r_cols, run_queries=r_cols.qid[:0] if not run else
                  np.array([str(q).encode() for q in run]))
+    if version not in (9, 10):
+        raise ValueError(f"trec_eval version must be 9 or 10, got {version}")
     judged = np.flatnonzero(j.judged_query)
     evaluated = judged[j.in_run[judged]]
     shown = judged if complete else evaluated  # the queries of the means
-    if not len(evaluated):
+    if version >= 10 and not complete and len(evaluated) < len(judged):
+        missing = j.qids[judged[~j.in_run[judged]][0]].decode()
+        raise ValueError(f"judged query {missing!r} is not in the run (trec_eval 10: "
+                         "'result qid not found'); -c counts it 0")
+    if not len(evaluated) and not (version >= 10 and complete and len(judged)):
         raise ValueError("no query has both judgments and results")
     whole, depths, num_rel, rel_ret = relevance_rows(
         j, shown, level=level, graded=False, max_docs=max_docs, judged_only=judged_only)
@@ -339,7 +348,7 @@ def trec_eval_text(
         listed = [(m, column.tolist()) for m, column in columns
                   if m not in ("num_q", "runid") and (isinstance(m, str) or m.info.per_query)]
         for i, qid in enumerate(qids):
-            if shown_in_run[i]:
+            if shown_in_run[i] or version >= 10:  # 10 prints -c's missing queries too
                 lines.extend(f"{'relstring':<22}\t{qid}\t'{strings[i]}'" if m == "relstring"
                              else _line(m, qid, column[i]) for m, column in listed)
     if summary:
