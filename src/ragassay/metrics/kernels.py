@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
-Cutoffs = Sequence[int | None]
+Cutoffs = Sequence[float | None]  # ranks, or fractions (iprec_at_recall)
 Kernel = Callable[["Relevance", Cutoffs], np.ndarray]
 
 
@@ -72,7 +72,7 @@ class Relevance:
         self.ideal = ideal
         self.num_rel = num_rel
         self.queries = len(num_rel)
-        self._found_at: dict[tuple[int | None, ...], np.ndarray] = {}
+        self._found_at: dict[tuple[float | None, ...], np.ndarray] = {}
         # what the trec_eval join adds (:meth:`with_judged`); a RAG row has none of it
         self.nonrel_query = self.nonrel_rank = np.array([], dtype=np.int64)
         self.nonrel_grade = np.array([], dtype=np.float64)
@@ -234,7 +234,7 @@ def _ranks(n: int) -> np.ndarray:
 
 
 @lru_cache(maxsize=1024)
-def _columns(width: int, cutoffs: tuple[int | None, ...]) -> np.ndarray:
+def _columns(width: int, cutoffs: tuple[float | None, ...]) -> np.ndarray:
     """Column of a prefix of ``width`` columns holding the top k (k None: the last)."""
     return np.array([width - 1 if k is None else min(k, width) - 1 for k in cutoffs],
                     dtype=np.intp)

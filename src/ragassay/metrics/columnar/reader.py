@@ -214,7 +214,7 @@ class _Reader:
         self._duplicates(before=None)
         if self.tag:
             t = _table(t.qid, t.docid, t.value, t.line, t.pairs,
-                       self.tag.decode("utf-8", "replace"))
+                       tag=self.tag.decode("utf-8", "replace"))
         return t
 
     def _duplicates(self, before: int | None) -> None:
@@ -282,7 +282,7 @@ def _moved(array: np.ndarray, dtype: np.dtype, capacity: int, count: int) -> np.
 
 
 def _table(qid: np.ndarray, docid: np.ndarray, value: np.ndarray, line: np.ndarray,
-           pairs: np.ndarray, tag: str = "") -> Table:
+           pairs: np.ndarray, *, tag: str = "") -> Table:
     """A :class:`Table` whose pair hashes are already known."""
     t = Table(qid, docid, value, line, tag)
     t.__dict__["pairs"] = pairs  # what the cached property would compute
