@@ -1,4 +1,5 @@
-"""General IR evaluation with trec_eval semantics: qrels + run -> per-query and mean scores.
+"""General IR evaluation with trec_eval semantics: qrels + run -> per-query and mean scores
+(450 lines: the dict input's batch path and its query-by-query fallback stay together).
 
 What a measure *is* and its formula live in :mod:`ragassay.metrics.measures` (the one
 table: :class:`Measure`, canonical text such as ``ndcg_at_5``, aliases such as ``ndcg@5``

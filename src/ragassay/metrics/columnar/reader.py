@@ -1,6 +1,6 @@
-"""The columnar TREC file reader (one module: the block parser and its number reader belong
-together): qrels and runs TREC files and arrays read into numpy columns, ranked and joined
-without a Python object per line.
+"""The columnar TREC file reader (580 lines: the block parser and its exact number reader
+belong together): qrels and run files read into numpy columns without a Python object per
+line.
 
 A file is read in blocks of whole lines (a few MiB each, read into memory one after the
 other, so the file itself is never held whole); each block is split into tokens with array
