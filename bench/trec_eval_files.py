@@ -1,12 +1,15 @@
 """Time `ragassay trec-eval` on TREC files against the trec_eval C binary and pytrec_eval.
 
     python bench/trec_eval_files.py [--sizes 10000,100000] [--million] [--repeats 3]
+                                    [--measures five|official|all_trec]
                                     [--trec-eval PATH | --trec-eval-source DIR]
                                     [--tools ragassay,trec_eval,pytrec_eval] [--timeout S]
 
 Workload: N queries x 100 ranked documents (random scores, so few ties), ~5 judged documents
 per query graded 0-3 (one of them not retrieved), measures map, P.10, recall.100,
-ndcg_cut.10 and recip_rank. Files are generated once into ``bench/.cache/data`` (git-ignored);
+ndcg_cut.10 and recip_rank (``--measures five``), trec_eval's default set (``official``: no
+``-m``) or every measure of ``-m all_trec``; pytrec_eval runs with ``five`` only. Files
+are generated once into ``bench/.cache/data`` (git-ignored);
 ``--million`` adds 1,000,000 queries (a 3.6 GB run file; minutes to write; delete it after).
 ``--tools`` runs only some of the tools (pytrec_eval needs ~19 GB at 1,000,000 queries);
 ``--timeout S`` stops a tool still running after S seconds (the binary's query look-up is
@@ -162,15 +165,21 @@ def timed(cmd: list[str], timeout: float | None = None
                 out.read().decode())
 
 
-def commands(qrels: Path, run: Path, binary: Path | None, chosen: set[str]
-             ) -> dict[str, list[str]]:
-    measures = [a for m in MEASURES for a in ("-m", m)]
+MEASURE_SETS = {"five": [a for m in MEASURES for a in ("-m", m)], "official": [],
+                "all_trec": ["-m", "all_trec"]}
+
+
+def commands(qrels: Path, run: Path, binary: Path | None, chosen: set[str],
+             measure_set: str = "five") -> dict[str, list[str]]:
+    measures = MEASURE_SETS[measure_set]
     tools = {"ragassay": [sys.executable, "-m", "ragassay", "trec-eval", *measures,
                           str(qrels), str(run)]}
     if binary is not None:
         tools["trec_eval"] = [str(binary), *measures, str(qrels), str(run)]
     try:
         import pytrec_eval  # noqa: F401
+        if measure_set != "five":
+            raise ImportError  # its script prints the five measures only
         tools["pytrec_eval"] = [sys.executable, "-c", PYTREC_SCRIPT, str(qrels), str(run)]
     except ImportError:
         pass
@@ -187,6 +196,9 @@ def main() -> None:
     parser.add_argument("--trec-eval-source", help="trec_eval's source folder, to build")
     parser.add_argument("--tools", default="ragassay,trec_eval,pytrec_eval",
                         help="the tools to run (ragassay always runs)")
+    parser.add_argument("--measures", choices=sorted(MEASURE_SETS), default="five",
+                        help="the measures: the five of the workload, trec_eval's default "
+                             "set, or -m all_trec")
     parser.add_argument("--timeout", type=float, default=None,
                         help="stop a tool after this many seconds (its time: more than it)")
     parser.add_argument("--write-docs", action="store_true",
@@ -194,14 +206,15 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")] + ([1_000_000] if args.million else [])
     binary, how = find_trec_eval(args.trec_eval, args.trec_eval_source)
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus; measures {MEASURES}; "
+    shown = MEASURES if args.measures == "five" else args.measures
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus; measures {shown}; "
           f"median of {args.repeats}")
     print(f"trec_eval binary: {how}" if binary else f"trec_eval binary: NOT RUN — {how}")
     print(f"load average at the start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     rows = []
     for n in sizes:
         qrels, run = make_files(n)
-        tools = commands(qrels, run, binary, set(args.tools.split(",")))
+        tools = commands(qrels, run, binary, set(args.tools.split(",")), args.measures)
         times: dict[str, list[float]] = {t: [] for t in tools}
         cpu: dict[str, list[float]] = {t: [] for t in tools}
         rss: dict[str, float] = dict.fromkeys(tools, 0.0)

@@ -29,12 +29,7 @@ from pathlib import Path
 # (module that defines the name, name): private names still shared inside the IR measures'
 # columnar path (metrics/kernels.py, columns.py, ir.py), which is being restructured as one
 # piece; they go when it does.
-KNOWN = {
-    ("ragassay.metrics.kernels", "_pad"),
-    ("ragassay.metrics.columns", "_encode"),
-    ("ragassay.metrics.columns", "_encode_repeated"),
-    ("ragassay.metrics.columns", "_padded"),
-}
+KNOWN: set[tuple[str, str]] = set()
 
 
 def module_names(src: Path) -> dict[str, Path]:

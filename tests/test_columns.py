@@ -14,8 +14,9 @@ import pytest
 from builders import ROOT
 
 from ragassay.errors import InputError
-from ragassay.metrics import columns
-from ragassay.metrics.columns import _decimals, _encode, read_table
+from ragassay.metrics.columnar import encode_ids, pair_hash, read_table
+from ragassay.metrics.columnar import reader as columns
+from ragassay.metrics.columnar.reader import _decimals
 from ragassay.metrics.ir import evaluate
 from ragassay.metrics.trec import read_qrels, read_run
 
@@ -121,7 +122,7 @@ def test_qrels_errors(tmp_path: Path, text: bytes, line: int, needle: str) -> No
 
 
 def decimals_of(tokens: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    ids = _encode(tokens)
+    ids = encode_ids(tokens)
     return _decimals(ids.view("<u8").reshape(len(ids), -1),
                      np.array([len(t.encode()) for t in tokens]))
 
@@ -163,7 +164,7 @@ def test_numbers_are_what_float_reads() -> None:
     tokens += ["1e308", "1e309", "-1e-400", "4.9e-324", "2.2250738585072011e-308",
                "0.1000000000000000055511151231257827", "9007199254740993", "1_000", "0x10",
                "nan", "Infinity", "1e", ".e1", "00", "-00.00", "0.5\x00", "1\x002", "٣"]
-    ids = _encode(tokens)
+    ids = encode_ids(tokens)
     words = ids.view("<u8").reshape(len(ids), -1)
     lengths = np.array([len(t.encode()) for t in tokens])
     values, error = columns._numbers(words, lengths, np.arange(1, len(tokens) + 1),
@@ -176,7 +177,7 @@ def test_numbers_are_what_float_reads() -> None:
     for token, got, want in zip(tokens, values.tolist(), expected, strict=False):
         assert got == want and np.signbit(got) == np.signbit(want), token
     good = [t for t, ok in zip(tokens, finite, strict=True) if ok]
-    ids = _encode(good)
+    ids = encode_ids(good)
     values, error = columns._numbers(ids.view("<u8").reshape(len(ids), -1),
                                      np.array([len(t.encode()) for t in good]),
                                      np.arange(1, len(good) + 1), columns._KINDS["run"])
@@ -196,7 +197,7 @@ def _is_float(text: str) -> bool:
 def tables_equal(a: columns.Table, b: columns.Table) -> bool:
     return (a.qid.tolist() == b.qid.tolist() and a.docid.tolist() == b.docid.tolist()
             and a.value.tobytes() == b.value.tobytes() and a.line.tolist() == b.line.tolist()
-            and a.pairs.tolist() == columns.pair_hash(a.qid, a.docid).tolist())
+            and a.pairs.tolist() == pair_hash(a.qid, a.docid).tolist())
 
 
 @pytest.mark.parametrize("chunk", [7, 64, 333])
@@ -257,7 +258,7 @@ def test_standard_input_is_read_in_blocks(monkeypatch: pytest.MonkeyPatch) -> No
     assert len(t) == 500 and t.line.tolist() == list(range(1, 501))
     assert t.value.tolist() == [float(f"0.{i}") for i in range(500)]
     assert [q.decode() for q in t.qid.tolist()] == qids
-    assert t.pairs.tolist() == columns.pair_hash(t.qid, t.docid).tolist()
+    assert t.pairs.tolist() == pair_hash(t.qid, t.docid).tolist()
 
 
 # --- evaluate from columns ----------------------------------------------------------------

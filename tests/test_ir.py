@@ -84,9 +84,8 @@ def test_bad_cutoffs(text: str, message: str) -> None:
 
 def test_list_measures_has_formulas() -> None:
     infos = list_measures()
-    assert [i.name for i in infos] == [
-        "precision", "recall", "hit", "mrr", "ndcg", "map", "r_precision"
-    ]
+    assert [i.name for i in infos][:7] == [
+        "precision", "recall", "hit", "mrr", "ndcg", "map", "r_precision"]
     assert all(i.formula and i.trec_eval for i in infos)
 
 
@@ -281,3 +280,39 @@ def test_means_add_per_query_values_left_to_right_as_trec_eval() -> None:
             "q4": {"d0": 1.0}}
     out = format_results(evaluate(qrels2, run2, ["recall.10"]))
     assert out == "recall_10             \tall\t0.5937\n"
+
+
+# --- trec_eval's bpref, gm_map and interpolated precision, by hand ------------------------
+# Ranked: n1 (judged 0), r1, u (unjudged), r2; relevant r1, r2, r3 (never retrieved);
+# judged non-relevant n1, n2. R = 3, N = 2.
+JUDGED = {"q": {"r1": 1, "r2": 1, "r3": 1, "n1": 0, "n2": 0}}
+RANKED = {"q": ["n1", "r1", "u", "r2"]}
+
+
+def test_bpref_counts_judged_nonrelevant_documents_above_each_hit() -> None:
+    # r1 and r2 each have n1 above them: 1 - min(1, 3) / min(2, 3) = 0.5; (0.5 + 0.5) / 3
+    got = evaluate(JUDGED, RANKED, ["bpref"])["per_query"]["q"]["bpref"]
+    assert got == pytest.approx(1 / 3)
+
+
+def test_gm_map_is_ap_per_query_and_a_geometric_mean() -> None:
+    # AP = (1/2 + 2/4) / 3 = 1/3; a second query with AP 0 counts as 0.00001
+    qrels = {**JUDGED, "z": {"a": 1}}
+    run = {**RANKED, "z": ["b"]}
+    result = evaluate(qrels, run, ["gm_map", "map"])
+    assert result["per_query"]["q"]["gm_map"] == pytest.approx(1 / 3)
+    assert result["mean"]["gm_map"] == pytest.approx(math.sqrt(1 / 3 * 0.00001))
+    assert result["mean"]["map"] == pytest.approx(1 / 6)
+
+
+def test_iprec_at_recall_levels_are_fractions() -> None:
+    # P at r1 = 1/2, at r2 = 2/4. Level x needs int(x * 3 + 0.9) relevant found:
+    # 0 -> 0 (best P anywhere, 0.5), 0.3 -> 1, 0.5 -> 2 (0.5 at or after r2), 1 -> 3 > 2: 0
+    names = ["iprec_at_recall@0", "iprec_at_recall_at_0.3", "iprec_at_recall.0.5",
+             "iprec_at_recall_1.00"]
+    got = evaluate(JUDGED, RANKED, names)["per_query"]["q"]
+    assert got == {"iprec_at_recall_at_0": 0.5, "iprec_at_recall_at_0.3": 0.5,
+                   "iprec_at_recall_at_0.5": 0.5, "iprec_at_recall_at_1": 0.0}
+    assert parse_measure("iprec_at_recall_0.10").trec_name == "iprec_at_recall_0.10"
+    with pytest.raises(ValueError, match="a number >= 0"):
+        parse_measure("iprec_at_recall@-1")

@@ -15,15 +15,15 @@ import random
 import numpy as np
 import pytest
 
-from ragassay.metrics import columns, ir
-from ragassay.metrics.columns import (
+from ragassay.metrics import ir
+from ragassay.metrics.columnar import (
     Joined,
     Table,
-    _search_rows,
     join_grouped,
     join_sorted,
     rank_in_rows,
 )
+from ragassay.metrics.columnar import joins as columns
 from ragassay.metrics.ir import evaluate, parse_measures, qrels_table, run_table
 
 MEASURES = ["ndcg@3", "ndcg", "mrr@5", "mrr", "recall@4", "recall", "map", "map@2", "P@3",
@@ -139,7 +139,7 @@ def test_binary_search_in_rows_is_searchsorted() -> None:
     values = rng.integers(-1, 8, size=200).astype(np.float64)
     expected = [np.searchsorted(matrix[r], v, side="right") for r, v in zip(rows, values,
                                                                             strict=True)]
-    assert _search_rows(matrix, rows, values).tolist() == expected
+    assert columns._search_rows(matrix, rows, values).tolist() == expected
 
 
 @pytest.mark.parametrize("round_keys", [1 << 17, 4])

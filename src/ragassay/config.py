@@ -225,7 +225,7 @@ class EvalConfig(_Strict):
         for name in self.metrics.retrieval:
             cutoff = rag_measure(name).cutoff
             if cutoff is not None:
-                ks.add(cutoff)
+                ks.add(int(cutoff))  # a RAG cutoff is a rank
         return sorted(ks)
 
 

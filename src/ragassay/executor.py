@@ -182,7 +182,7 @@ def _dumps(obj: Any) -> bytes:
     return buffer.getvalue()
 
 
-def _encode(result: Any) -> Any:
+def encode_ids(result: Any) -> Any:
     """A unit's result as it travels back: an array as it is (numpy pickles its buffer whole,
     and Ray's object store hands it over without a copy), anything else :func:`_dumps`."""
     return result if isinstance(result, np.ndarray) else _dumps(result)
@@ -196,7 +196,7 @@ def _process_unit(key: str, path: str, fn: Callable[[Any, list[Any]], Any],
                   chunk: bytes) -> Any:
     """A chunk (:func:`_dumps`) in a worker process; the shared object is read from its
     file once."""
-    return _encode(fn(_shared_object(key, lambda: _read_pickle(path)), pickle.loads(chunk)))
+    return encode_ids(fn(_shared_object(key, lambda: _read_pickle(path)), pickle.loads(chunk)))
 
 
 class _RayWorker:
@@ -210,7 +210,7 @@ class _RayWorker:
         import ray
 
         # ``box`` holds the object reference unresolved: fetched only on the first use
-        return _encode(fn(_shared_object(key, lambda: ray.get(box[0])), pickle.loads(chunk)))
+        return encode_ids(fn(_shared_object(key, lambda: ray.get(box[0])), pickle.loads(chunk)))
 
 
 # --- the executors --------------------------------------------------------------------

@@ -19,10 +19,10 @@ from .errors import BAD_INPUT, INTERNAL_ERROR, OK, InputError
 TREC_EVAL_SUMMARY = "trec_eval-compatible evaluation of TREC files, printed in trec_eval's layout."
 TREC_EVAL_HELP = f"""{TREC_EVAL_SUMMARY}
 
-Not supported (an error names them): trec_eval -N, -D, -R, -T, -Z, -o, -v and the measures
-runid, gm_map, bpref, iprec_at_recall, infAP and the other non-ranked and preference
-measures. Exit codes: 0 ok, 2 bad input (the message names the file, line and field), 4
-internal error."""
+Every measure of trec_eval's all_trec set, with its names, parameters, defaults and print
+order (docs/trec_eval.md). Not supported (an error names them): trec_eval -N, -D, -R, -T,
+-Z, -o, -v and the measures that read preference or judgment-group files. Exit codes: 0
+ok, 2 bad input (the message names the file, line and field), 4 internal error."""
 
 # trec_eval options ragassay does not implement: an error names them
 _UNSUPPORTED = {"-N": "Number_docs_in_coll", "-D": "Debug_level", "-R": "Rel_info_format",
@@ -40,11 +40,9 @@ def trec_eval_parser() -> argparse.ArgumentParser:
                         help="TREC run: qid Q0 docid rank score tag ('-': standard input).")
     parser.add_argument(
         "-m", "--measure", action="append", default=[], metavar="MEASURE",
-        help="trec_eval measure: map, Rprec, recip_rank, P, recall, ndcg, ndcg_cut, map_cut, "
-             "success (a family alone takes trec_eval's default cutoffs; P.5,10 lists them), "
-             "num_q, num_ret, num_rel, num_rel_ret, official (the default: trec_eval's set "
-             "without runid, gm_map, bpref, iprec_at_recall, which ragassay does not "
-             "compute); also mrr@10, ndcg@5. Repeatable.")
+        help="trec_eval measure, e.g. map, P, ndcg_cut, bpref, iprec_at_recall, set_F (a "
+             "family alone takes trec_eval's default cutoffs; P.5,10 lists them), or a set: "
+             "official (the default), all_trec, set; also mrr@10, ndcg@5. Repeatable.")
     parser.add_argument("-q", dest="per_query", action="store_true",
                         help="Per-query lines too.")
     parser.add_argument("-c", dest="complete", action="store_true",
@@ -59,6 +57,10 @@ def trec_eval_parser() -> argparse.ArgumentParser:
                         help="Evaluate only each query's top N documents.")
     parser.add_argument("-J", dest="judged_only", action="store_true",
                         help="Drop unjudged documents before evaluating (trec_eval -J).")
+    parser.add_argument("--trec-eval-version", dest="version", type=int, choices=(9, 10),
+                        default=9,
+                        help="Follow trec_eval 9 (the default: 9.0.4 to 9.0.8) or 10.0 where "
+                             "they differ (docs/trec_eval.md).")
     for flag in ("-N", "-D", "-R", "-T", "-Z"):
         parser.add_argument(flag, dest=flag, default=None, help=argparse.SUPPRESS)
     for flag in ("-o", "-v"):
@@ -92,7 +94,7 @@ def _trec_eval_text(args: argparse.Namespace) -> str:
         if getattr(args, flag) is not None:
             raise InputError(flag, f"trec_eval option {flag} ({name}) is not supported by "
                              "ragassay trec-eval")
-    from .metrics.columns import read_table
+    from .metrics.columnar import read_table
     from .metrics.trec import trec_eval_measures, trec_eval_text
 
     try:
@@ -108,7 +110,7 @@ def _trec_eval_text(args: argparse.Namespace) -> str:
         return trec_eval_text(qrels, run, measures, per_query=args.per_query,
                               complete=args.complete, summary=not args.no_summary,
                               level=args.level, max_docs=args.max_docs,
-                              judged_only=args.judged_only)
+                              judged_only=args.judged_only, version=args.version)
     except ValueError as exc:
         raise InputError(args.run_file, str(exc)) from None
 

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragassay.metrics.ir import evaluate, rank_documents
+from ragassay.metrics.reference import c_float
 from ragassay.metrics.trec import format_results, trec_eval_measures, trec_eval_text
 
 from .test_vs_pytrec_eval import qrels_and_run, reference
@@ -56,7 +57,8 @@ def test_printed_output_matches_trec_eval(case: tuple[dict, dict]) -> None:
     assert format_results(ours, per_query=True) == expected_text(ref)
 
 
-OFFICIAL_NAMES = ["num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank",
+OFFICIAL_NAMES = ["num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref", "recip_rank",
+                  *(f"iprec_at_recall_{k / 10:.2f}" for k in range(11)),
                   *(f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)),
                   *(f"ndcg_cut_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000))]
 COUNT_NAMES = {"num_ret", "num_rel", "num_rel_ret"}
@@ -67,10 +69,11 @@ COUNT_NAMES = {"num_ret", "num_rel", "num_rel_ret"}
 @settings(max_examples=300, deadline=None)
 def test_options_match_trec_eval(case: tuple[dict, dict], level: int, max_docs: int | None,
                                  judged_only: bool, complete: bool) -> None:
-    """-m official -m ndcg_cut with -q -l -M -J -c against pytrec_eval on the same input
-    cut the way trec_eval does it. pytrec_eval has no -c: a judged query missing from the
-    run is given an empty ranking there, and its own lines are left out (trec_eval prints
-    none for it)."""
+    """The official measures that pytrec_eval computes per query (all but runid and
+    gm_map) and ndcg_cut, with -q -l -M -J -c, against pytrec_eval on the same input cut
+    the way trec_eval does it. pytrec_eval has no -c: a judged query missing from the
+    run is given an empty ranking there, scores 0 (as in trec_eval), and its own lines are
+    left out (trec_eval prints none for it)."""
     qrels, run = case
     # pytrec_eval has no -M: the run is cut to its top documents; -J is its own flag
     cut = {qid: {d: scores[d] for d in rank_documents(scores)[:max_docs]}
@@ -78,9 +81,13 @@ def test_options_match_trec_eval(case: tuple[dict, dict], level: int, max_docs: 
     missing = [q for q, j in qrels.items() if j and q not in run] if complete else []
     cut.update({q: {} for q in missing})
     ref = pytrec_eval.RelevanceEvaluator(
-        qrels, {"official", "ndcg_cut"}, relevance_level=level,
+        qrels, {"official", "bpref", "iprec_at_recall", "ndcg_cut"}, relevance_level=level,
         judged_docs_only_flag=judged_only).evaluate(cut)
-    measures = trec_eval_measures(["official", "ndcg_cut"])
+    for qid in missing:  # pytrec_eval's iprec_at_recall of no document is 0 / 0
+        ref[qid] = {n: v if n in COUNT_NAMES else 0.0 for n, v in ref[qid].items()}
+    measures = trec_eval_measures(["num_q", "num_ret", "num_rel", "num_rel_ret", "map",
+                                   "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P",
+                                   "ndcg_cut"])
     if not set(ref) - set(missing):
         with pytest.raises(ValueError, match="no query"):
             trec_eval_text(qrels, run, measures, level=level, max_docs=max_docs,
@@ -93,7 +100,7 @@ def test_options_match_trec_eval(case: tuple[dict, dict], level: int, max_docs: 
 
     def show(name: str, qid: str, value: float) -> str:
         return (f"{name:<22}\t{qid}\t{int(value)}" if name in COUNT_NAMES | {"num_q"}
-                else f"{name:<22}\t{qid}\t{value:.4f}")
+                else f"{name:<22}\t{qid}\t{c_float(value)}")
 
     for qid in qids:
         if qid not in missing:

@@ -7,11 +7,8 @@ with, and prints a case three ways: ``ragassay trec-eval`` (the CLI, in-process)
 trec_eval binary, and pytrec_eval's per-query values (trec_eval's C code) laid out as
 trec_eval prints them (the per-query values added left to right for the ``all`` lines).
 
-Lines of the measures ragassay does not compute (``runid``, ``gm_map``, ``bpref``,
-``iprec_at_recall_*``, which trec_eval's default set prints) are dropped from the
-binary's output before comparing; every other line must be identical. A binary that
-refuses ``#`` comment lines or blank lines (trec_eval 9.0.4 does) is given a copy of
-the file without them.
+Every line must be identical. A binary that refuses ``#`` comment lines or blank lines
+(trec_eval 9.0.4 does) is given a copy of the file without them.
 
 Run against a binary (``scripts/build_trec_eval.sh`` builds one):
 
@@ -23,9 +20,9 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
 import os
 import random
-import re
 import shutil
 import subprocess
 import sys
@@ -35,9 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragassay.metrics.reference import MIN_GEO_MEAN, c_float
+
 SUITE = Path(__file__).with_name("trec_eval_suite")
-UNSUPPORTED_LINE = re.compile(r"^(runid|gm_map|bpref|iprec_at_recall_[0-9.]+)\s")
-"""trec_eval lines of measures ragassay does not compute."""
 
 # trec_eval families with long cut-offs, their default cut-offs, and the other measures.
 CUT_FAMILIES = {"P": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
@@ -46,6 +43,13 @@ CUT_FAMILIES = {"P": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
                 "map_cut": (5, 10, 15, 20, 30, 100, 200, 500, 1000),
                 "success": (1, 5, 10)}
 PLAIN = ("map", "Rprec", "recip_rank", "ndcg", "num_q", "num_ret", "num_rel", "num_rel_ret")
+# the rest of trec_eval's all_trec set: uncut measures, fraction parameters, and its sets
+MORE_PLAIN = ("runid", "gm_map", "bpref", "relstring", "infAP", "gm_bpref", "utility",
+              "11pt_avg", "binG", "G", "ndcg_rel", "Rndcg", "set_P", "set_relative_P",
+              "set_recall", "set_map", "set_F", "num_nonrel_judged_ret")
+FRACTION_FAMILIES = {"iprec_at_recall": (0.0, 0.1, 0.25, 0.5, 0.9, 1.0),
+                     "Rprec_mult": (0.2, 0.5, 1.0, 1.5, 2.0)}
+NICKNAMES = ("official", "all_trec", "set")
 
 # The option sets every stored case is run with (name -> trec_eval arguments), as in
 # trec_eval's test folder (out.test, out.test.q, out.test.qc, ...).
@@ -161,9 +165,10 @@ def random_case(rng: random.Random) -> Case:
                 "".join(line + "\n" for line in run_lines), features)
 
 
-def random_options(rng: random.Random) -> list[str]:
+def random_options(rng: random.Random, every_measure: bool = False) -> list[str]:
     """Random trec_eval arguments: flags (-q -c -n -J -l -M) and -m lists, comma lists
-    (unique cut-offs in any order), repeated families, the official set."""
+    (unique cut-offs in any order), repeated families, the official set; with
+    ``every_measure`` any measure of trec_eval's all_trec set and its sets too."""
     args: list[str] = []
     for flag in ("-q", "-c", "-n", "-J"):
         if rng.random() < (0.6 if flag == "-q" else 0.25):
@@ -175,11 +180,20 @@ def random_options(rng: random.Random) -> list[str]:
     for _ in range(rng.choice([0, 1, 2, 3, 5])):
         kind = rng.random()
         if kind < 0.1:
-            args += ["-m", "official"]
+            args += ["-m", rng.choice(NICKNAMES) if every_measure else "official"]
+        elif every_measure and kind < 0.3:
+            args += ["-m", rng.choice(MORE_PLAIN)]
+        elif every_measure and kind < 0.4:
+            family = rng.choice(list(FRACTION_FAMILIES))
+            if rng.random() < 0.5:
+                args += ["-m", family]
+            else:
+                levels = rng.sample(FRACTION_FAMILIES[family], rng.randint(1, 3))
+                args += ["-m", f"{family}.{','.join(map(str, levels))}"]
         elif kind < 0.4:
             args += ["-m", rng.choice(PLAIN)]
         else:
-            family = rng.choice(list(CUT_FAMILIES))
+            family = rng.choice([*CUT_FAMILIES, *(["relative_P"] if every_measure else [])])
             if rng.random() < 0.4:
                 args += ["-m", family]
             else:
@@ -241,7 +255,7 @@ class Binary:
         self.stderr = ""  # of the last run
 
     def text(self, args: Sequence[str], qrels: Path, results: Path) -> tuple[int, str]:
-        """(exit code, stdout without the lines of measures ragassay does not compute)."""
+        """(exit code, stdout)."""
         with tempfile.TemporaryDirectory() as tmp:
             if not self.reads_comments:
                 qrels = _without_comments(qrels, Path(tmp) / "qrels")
@@ -249,13 +263,7 @@ class Binary:
             done = subprocess.run([str(self.path), *args, str(qrels), str(results)],
                                   capture_output=True, text=True, check=False)
         self.stderr = done.stderr
-        return done.returncode, keep_supported(done.stdout)
-
-
-def keep_supported(text: str) -> str:
-    """trec_eval output without the lines of measures ragassay does not compute."""
-    return "".join(line for line in text.splitlines(keepends=True)
-                   if not UNSUPPORTED_LINE.match(line))
+        return done.returncode, done.stdout
 
 
 def _without_comments(path: Path, out: Path) -> Path:
@@ -291,8 +299,10 @@ def pytrec_eval_text(args: Sequence[str], qrels_path: Path, results_path: Path
     for qid, _iter, doc, grade in _read_columns(qrels_path, 4):
         qrels.setdefault(qid, {})[doc] = int(float(grade))
     scored: dict[str, dict[str, float]] = {}
-    for qid, _q0, doc, _rank, score, _tag in _read_columns(results_path, 6):
+    runid = ""
+    for qid, _q0, doc, _rank, score, tag in _read_columns(results_path, 6):
         scored.setdefault(qid, {})[doc] = float(score)
+        runid = tag
     run: dict[str, dict[str, float]] = {}
     for qid, scores in scored.items():
         ranked = sorted(scores.items(), key=lambda item: (item[1], item[0].encode()),
@@ -310,7 +320,10 @@ def pytrec_eval_text(args: Sequence[str], qrels_path: Path, results_path: Path
     if not set(per) - set(missing):
         return 1, ""
     qids = sorted(per, key=str.encode)
-    names = [n for n in next(iter(per.values())) if not UNSUPPORTED_LINE.match(n + " ")]
+    names = [n for n in next(iter(per.values())) if n != "runid"]
+    for qid in missing:  # trec_eval -c: a query missing from the run scores 0
+        per[qid] = {n: (math.log(MIN_GEO_MEAN) if n == "gm_map" else
+                        v if n.startswith("num_") else 0.0) for n, v in per[qid].items()}
     if uncut_ndcg:  # trec_eval prints ndcg just before ndcg_cut, map_cut and success
         names.remove(uncut_ndcg)
         at = next((i for i, n in enumerate(names)
@@ -321,19 +334,22 @@ def pytrec_eval_text(args: Sequence[str], qrels_path: Path, results_path: Path
     counts = {"num_ret", "num_rel", "num_rel_ret"}
 
     def line(name: str, qid: str, value: float) -> str:
-        shown = str(int(value)) if name in counts | {"num_q"} else f"{value:.4f}"
+        shown = str(int(value)) if name in counts | {"num_q"} else c_float(value)
         return f"{name:<22}\t{qid}\t{shown}\n"
 
     lines: list[str] = []
     if opts["per_query"]:
         lines += [line(n, q, per[q][n]) for q in qids if q not in missing
-                  for n in names if n != "num_q"]
+                  for n in names if n not in ("num_q", "gm_map")]
     if opts["summary"]:
+        if "runid" in opts["measures"]:
+            lines.append(f"{'runid':<22}\tall\t{runid}\n")
         for name in names:
             total = 0.0
             for qid in qids:
                 total += per[qid][name]
             lines.append(line(name, "all", total if name in counts | {"num_q"}
+                              else math.exp(total / len(qids)) if name == "gm_map"
                               else total / len(qids)))
     return 0, "".join(lines)
 
@@ -384,8 +400,8 @@ def _parse_args(args: Sequence[str]) -> dict:
     for spec in specs or ["official"]:
         name, _, params = spec.partition(".")
         if name == "official":
-            for member in ("num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec",
-                           "recip_rank", "P"):
+            for member in ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map",
+                           "gm_map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P"):
                 chosen.setdefault(member, None)
             continue
         if chosen.get(name) is None:
@@ -419,7 +435,8 @@ def compare_random(binary: Binary | None, files: int, seed: int, options_per_fil
         q.write_text(case.qrels)
         r.write_text(case.results)
         counts["files"] += 1
-        option_sets = [[], ["-q"], *(random_options(rng) for _ in range(options_per_file))]
+        option_sets = [[], ["-q"], *(random_options(rng, every_measure=not with_pytrec_eval)
+                                     for _ in range(options_per_file))]
         for args in option_sets:
             ours = ragassay_text(args, q, r)
             counts["invocations"] += 1

@@ -1,4 +1,5 @@
-"""General IR evaluation with trec_eval semantics: qrels + run -> per-query and mean scores.
+"""General IR evaluation with trec_eval semantics: qrels + run -> per-query and mean scores
+(450 lines: the dict input's batch path and its query-by-query fallback stay together).
 
 What a measure *is* and its formula live in :mod:`ragassay.metrics.measures` (the one
 table: :class:`Measure`, canonical text such as ``ndcg_at_5``, aliases such as ``ndcg@5``
@@ -22,22 +23,23 @@ kernels read, with trec_eval's rules (``tests/differential`` checks them against
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain, repeat
 from typing import Literal
 
 import numpy as np
 
-from .columns import (
+from .columnar import (
     Table,
-    _encode,
-    _encode_repeated,
-    _padded,
     by_query_and_rank,
     duplicate_rows,
+    encode_ids,
+    encode_repeated,
     ideal_grades,
     join_grouped,
     join_sorted,
+    padded,
     rank_in_rows,
     relevance_rows,
 )
@@ -49,6 +51,7 @@ from .measures import (
     parse_measure,
     parse_measures,
 )
+from .reference import MIN_GEO_MEAN
 
 __all__ = [
     "Measure",
@@ -134,11 +137,12 @@ def evaluate(
     if missing_queries not in ("zero", "skip"):
         raise ValueError(f"missing_queries must be 'zero' or 'skip', got {missing_queries!r}")
     q_cols, r_cols = as_table(qrels, "grade"), as_table(run, "score")
-    if q_cols is not None or r_cols is not None:
+    # a measure of the judged non-relevant documents (bpref) reads them from the join
+    if q_cols is not None or r_cols is not None or any(m.info.judged for m in measures):
         return _evaluate_tables(qrels_table(qrels) if q_cols is None else q_cols,
                                 run_table(run) if r_cols is None else r_cols,
                                 measures, keep_order, missing_queries,
-                                None if r_cols is not None else _encode(list(run)))
+                                None if r_cols is not None else encode_ids(list(run)))
     judged = sorted((q for q, judgments in qrels.items() if judgments), key=str)
     evaluated = [q for q in judged if q in run]
     values = _score_columns(qrels, run, evaluated, measures, keep_order)
@@ -160,7 +164,7 @@ def _results(shown: Sequence[str], values: dict[str, np.ndarray], at: np.ndarray
         column = np.zeros(len(shown))
         column[at] = values[name]
         columns.append(column.tolist())
-        mean[name] = sum_in_order(column) / len(shown) if len(shown) else None
+        mean[name] = mean_of(parse_measure(name), column) if len(shown) else None
     per_query: dict[str, dict[str, float]] = (
         dict(zip(shown, map(dict, map(zip, repeat(names), zip(*columns, strict=True))),
                  strict=True)) if names else {qid: {} for qid in shown})
@@ -227,7 +231,7 @@ def _score_columns(
     hit = np.flatnonzero(relevant & ~np.isnan(found))
     width = max(1, int(depths.max()) if n else 0)
     starts = np.cumsum(depths) - depths
-    score_m = _padded(scores, starts, depths, width, -np.inf)
+    score_m = padded(scores, starts, depths, width, -np.inf)
     rows, hit_grade = query[hit], grade[hit]
     rank, tied = rank_in_rows(score_m, rows, found[hit])
     if tied.any():  # ties: the doc-id order decides
@@ -324,6 +328,19 @@ def kernel_values(judged: Relevance, measures: Sequence[Measure]) -> dict[str, n
     return {name: columns[name] for name in dict.fromkeys(str(m) for m in measures)}
 
 
+def mean_of(measure: Measure, values: np.ndarray) -> float:
+    """The mean of a measure's per-query values as trec_eval computes it: their sum added
+    left to right over their number, or for a ``summary="geometric"`` measure (gm_map) exp
+    of that mean of log(max(value, 0.00001)). 0 for no value."""
+    if not len(values):
+        return 0.0
+    if measure.info.summary == "geometric":
+        # math.log as trec_eval's C library computes it (numpy's may differ in the last bit)
+        logs = np.array([math.log(max(v, MIN_GEO_MEAN)) for v in values.tolist()])
+        return math.exp(sum_in_order(logs) / len(values))
+    return sum_in_order(values) / len(values)
+
+
 def sum_in_order(values: np.ndarray) -> float:
     """The sum added left to right (``np.cumsum`` is sequential; ``np.sum`` is pairwise), as
     trec_eval adds its per-query values, so means print trec_eval's digits."""
@@ -334,7 +351,7 @@ def sum_in_order(values: np.ndarray) -> float:
 
 
 def as_table(data: object, value: str) -> Table | None:
-    """``data`` as a :class:`~ragassay.metrics.columns.Table` when it is columnar: a tuple of
+    """``data`` as a :class:`~ragassay.metrics.columnar.Table` when it is columnar: a tuple of
     three equal-length columns (qid, docid, ``value``) or a data frame (anything with
     ``columns``: pandas, polars) with columns ``qid``, ``docid`` and ``value``; None for a
     mapping (the dict input)."""
@@ -350,7 +367,7 @@ def as_table(data: object, value: str) -> Table | None:
         qid, docid, number = data["qid"], data["docid"], data[value]  # type: ignore[index]
     else:
         return None
-    qids, docids = _encode_repeated(qid), _encode(docid)
+    qids, docids = encode_repeated(qid), encode_ids(docid)
     try:
         numbers = np.asarray(number, dtype=np.float64)
     except (TypeError, ValueError):
@@ -362,7 +379,7 @@ def as_table(data: object, value: str) -> Table | None:
 
 
 def qrels_table(qrels: Qrels) -> Table:
-    """{qid: {docid: grade}} as a :class:`~ragassay.metrics.columns.Table`."""
+    """{qid: {docid: grade}} as a :class:`~ragassay.metrics.columnar.Table`."""
     qids = [q for q, judged in qrels.items() for _ in range(len(judged))]
     docs = [d for judged in qrels.values() for d in judged]
     try:
@@ -370,13 +387,13 @@ def qrels_table(qrels: Qrels) -> Table:
                              dtype=np.float64, count=len(docs))
     except (TypeError, ValueError):
         raise ValueError("qrels grades must be integers") from None
-    return Table(_encode_repeated(qids), _encode(docs), grades,
+    return Table(encode_repeated(qids), encode_ids(docs), grades,
                  np.arange(1, len(docs) + 1, dtype=np.int32))
 
 
 def run_table(run: Run) -> Table:
     """{qid: {docid: score}} or {qid: [docid, ...]} (scored n, n - 1, ..., 1) as a
-    :class:`~ragassay.metrics.columns.Table`."""
+    :class:`~ragassay.metrics.columnar.Table`."""
     qids: list[str] = []
     docs: list[str] = []
     scores: list[float] = []
@@ -391,7 +408,7 @@ def run_table(run: Run) -> Table:
         values = np.asarray(scores, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError("run scores must be numbers") from None
-    return Table(_encode_repeated(qids), _encode(docs), values,
+    return Table(encode_repeated(qids), encode_ids(docs), values,
                  np.arange(1, len(docs) + 1, dtype=np.int32))
 
 

@@ -26,21 +26,62 @@ pytrec_eval). What this module adds are the rules of a RAG question (docs/metric
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 
 from .kernels import Kernel, Relevance
-from .measures import Measure, measure_info
+from .measures import Measure, generation, list_measures, measure_info
 
 HIT_POLICIES = ("any", "all")
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)
 RAG_CUT_FAMILIES: tuple[str, ...] = ("recall", "precision", "hit", "mrr", "ndcg")
-"""The measure families of a question row at each cutoff k (``recall_at_k`` ...)."""
+"""The built-in measure families of a question row at each cutoff k (``recall_at_k`` ...);
+:func:`rag_families` adds those registered later with ``rag="cut"``."""
 RAG_UNCUT: tuple[str, ...] = ("map",)
-"""The uncut measures of a question row."""
+"""The built-in uncut measures of a question row."""
 
 Score = float | int | None
+
+
+@dataclass(frozen=True, eq=False)  # hashed by identity: an lru_cache key
+class _RowFamilies:
+    """The families of a question row, read from the measure table (``rag`` field)."""
+
+    cut: tuple[str, ...]
+    uncut: tuple[str, ...]
+    cut_kernels: tuple[Kernel, ...]
+    uncut_kernels: tuple[tuple[str, Kernel], ...]
+    hit: int
+
+
+_ROW: dict[int, _RowFamilies] = {}
+
+
+def _row_families() -> _RowFamilies:
+    key = generation()
+    row = _ROW.get(key)
+    if row is None:
+        infos = list_measures("retrieval")
+        # the built-in ones keep the row's documented order; registered ones follow
+        cut = (*RAG_CUT_FAMILIES, *(i.name for i in infos
+                                    if i.rag == "cut" and i.name not in RAG_CUT_FAMILIES))
+        uncut = (*RAG_UNCUT, *(i.name for i in infos
+                               if i.rag == "uncut" and i.name not in RAG_UNCUT))
+        _ROW.clear()
+        row = _ROW[key] = _RowFamilies(
+            cut, uncut, tuple(_kernel(f) for f in cut),
+            tuple((str(Measure(f)), _kernel(f)) for f in uncut), cut.index("hit"))
+    return row
+
+
+def rag_families() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(cut, uncut) families of a question row: :data:`RAG_CUT_FAMILIES` and
+    :data:`RAG_UNCUT`, then the registered families whose ``rag`` is ``"cut"`` or
+    ``"uncut"``."""
+    row = _row_families()
+    return row.cut, row.uncut
 
 
 def _kernel(family: str) -> Kernel:
@@ -48,11 +89,6 @@ def _kernel(family: str) -> Kernel:
     if kernel is None:
         raise TypeError(f"{family} has no kernel: not a retrieval measure")
     return kernel
-
-
-_CUT_KERNELS = tuple(_kernel(family) for family in RAG_CUT_FAMILIES)
-_UNCUT = tuple((str(Measure(family)), _kernel(family)) for family in RAG_UNCUT)
-_HIT = RAG_CUT_FAMILIES.index("hit")
 
 
 def dedupe_ranking(ranked: Sequence[str]) -> list[str]:
@@ -68,27 +104,32 @@ def _validate(ks: Sequence[int], hit_policy: str) -> None:
         raise ValueError(f"hit_policy must be one of {HIT_POLICIES}, got {hit_policy!r}")
 
 
-@lru_cache(maxsize=128)
 def _row_keys(ks: tuple[int, ...]) -> tuple[tuple[str, ...], ...]:
     """Per cutoff, the canonical names of the row's cut measures (``recall_at_5`` ...)."""
-    return tuple(tuple(str(Measure(family, k)) for family in RAG_CUT_FAMILIES) for k in ks)
+    return _keys_of(ks, _row_families().cut)
+
+
+@lru_cache(maxsize=128)
+def _keys_of(ks: tuple[int, ...], cut: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    return tuple(tuple(str(Measure(family, k)) for family in cut) for k in ks)
 
 
 def rag_metric_names(ks: Sequence[int] = DEFAULT_KS) -> list[str]:
     """The measure names of a question row at the cutoffs ``ks``, in row order."""
     _validate(ks, "any")
     return [*(key for keys in _row_keys(tuple(ks)) for key in keys),
-            *(str(Measure(name)) for name in RAG_UNCUT)]
+            *(str(Measure(name)) for name in _row_families().uncut)]
 
 
 def rag_measure(text: str | Measure) -> Measure:
     """Parse the name of a metric a question row can carry (``recall_at_5``, ``map``, also
     ``recall@5``); ValueError for any other measure or an unknown name."""
     m = Measure.parse(text)
-    if not ((m.name in RAG_CUT_FAMILIES and m.cutoff is not None)
-            or (m.name in RAG_UNCUT and m.cutoff is None)):
+    cut, uncut = rag_families()
+    if not ((m.name in cut and m.cutoff is not None)
+            or (m.name in uncut and m.cutoff is None)):
         raise ValueError(f"{m} is not a per-question retrieval metric; use "
-                         f"{'|'.join(RAG_CUT_FAMILIES)}_at_<k> or {' or '.join(RAG_UNCUT)}")
+                         f"{'|'.join(cut)}_at_<k> or {' or '.join(uncut)}")
     return m
 
 
@@ -146,12 +187,13 @@ def retrieval_scores(
     else:
         grades = tuple([relevant.get(cid, 0) for cid in ranking])
     ideal = tuple(sorted(relevant.values(), reverse=True))
-    return dict(_scores(grades, ideal, tuple(ks), hit_policy))  # a copy: callers may edit it
+    # a copy: callers may edit it
+    return dict(_scores(grades, ideal, tuple(ks), hit_policy, _row_families()))
 
 
 @lru_cache(maxsize=4096)
 def _scores(grades: tuple[int, ...], ideal: tuple[int, ...], ks: tuple[int, ...],
-            hit_policy: str) -> dict[str, Score]:
+            hit_policy: str, families: _RowFamilies) -> dict[str, Score]:
     """The row of a question with relevant gold, from all it depends on: the grade of each
     ranked chunk (0 when not relevant) and the relevant grades, descending.
 
@@ -161,14 +203,15 @@ def _scores(grades: tuple[int, ...], ideal: tuple[int, ...], ks: tuple[int, ...]
     judged = Relevance.one(grades, ideal)
     cutoffs = list(ks)
     # (families, cutoffs): one kernel call per family, as evaluate makes
-    cut = np.concatenate([kernel(judged, cutoffs) for kernel in _CUT_KERNELS])
+    cut = np.concatenate([kernel(judged, cutoffs) for kernel in families.cut_kernels])
+    hit = families.hit
     if hit_policy == "all":
-        cut[_HIT] = judged.found_at(cutoffs)[0] == len(ideal)
+        cut[hit] = judged.found_at(cutoffs)[0] == len(ideal)
     row: dict[str, Score] = {}
-    for keys, values in zip(_row_keys(ks), cut.T.tolist(), strict=True):
+    for keys, values in zip(_keys_of(ks, families.cut), cut.T.tolist(), strict=True):
         row.update(zip(keys, values, strict=True))
-        row[keys[_HIT]] = int(values[_HIT])
-    for key, kernel in _UNCUT:
+        row[keys[hit]] = int(values[hit])
+    for key, kernel in families.uncut_kernels:
         row[key] = kernel(judged, [None]).item()
     row["rank"] = int(judged.first[0])
     row["num_gold"] = len(ideal)

@@ -19,9 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .columns import Table, join, read_table, relevance_rows
-from .ir import Qrels, Run, kernel_values, qrels_table, rank_documents, run_table, sum_in_order
-from .measures import Measure, parse_measure
+from .columnar import Table, join, read_table, relevance_rows
+from .ir import Qrels, Run, kernel_values, mean_of, qrels_table, rank_documents, run_table
+from .kernels import Relevance
+from .measures import Measure, generation, list_measures, measure_info, parse_measure
+from .reference import c_float
 
 
 def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
@@ -115,36 +117,68 @@ def _lines_for(
 
 # --- the `ragassay trec-eval` command: trec_eval's measure names, options and output --------
 
-TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-"""trec_eval's default cutoffs of ``P``, ``recall``, ``ndcg_cut`` and ``map_cut``."""
 SUCCESS_CUTOFFS = (1, 5, 10)
 """trec_eval's default cutoffs of ``success``."""
-COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret")
+COUNTS = ("num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret")
 """trec_eval's counts: num_q in the ``all`` lines only; the others per query, summed."""
+# their places in trec_eval's measure table (relstring: per query only, between P and recall)
+_COUNT_ORDER = {"runid": 0, "num_q": 1, "num_ret": 2, "num_rel": 3, "num_rel_ret": 4,
+                "relstring": 12, "num_nonrel_judged_ret": 33}
+RELSTRING_LENGTH = 10
 
-# trec_eval family -> (ragassay family, default cutoffs or None for an uncut measure)
-_TREC_FAMILIES: dict[str, tuple[str, tuple[int, ...] | None]] = {
-    "map": ("map", None), "Rprec": ("r_precision", None), "recip_rank": ("mrr", None),
-    "P": ("precision", TREC_CUTOFFS), "recall": ("recall", TREC_CUTOFFS),
-    "ndcg": ("ndcg", None), "ndcg_cut": ("ndcg", TREC_CUTOFFS),
-    "map_cut": ("map", TREC_CUTOFFS), "success": ("hit", SUCCESS_CUTOFFS),
-}
-OFFICIAL = ("num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank", "P")
-"""trec_eval's ``official`` set (its default without ``-m``) less what ragassay lacks:
-:data:`OFFICIAL_UNSUPPORTED`."""
-OFFICIAL_UNSUPPORTED = ("runid", "gm_map", "bpref", "iprec_at_recall")
-UNSUPPORTED = (*OFFICIAL_UNSUPPORTED, "relstring", "infAP", "gm_bpref", "Rprec_mult",
-               "utility", "11pt_avg", "binG", "G", "ndcg_rel", "Rndcg", "relative_P", "set_P",
-               "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret",
-               "all_trec", "set", "prefs", "qrels_jg", "all_prefs", "all_qrels")
-"""trec_eval measures and nicknames ragassay does not compute (an error names them)."""
 
-# trec_eval's print order of the families (its measure table), cut after uncut
-_ORDER = {"map": 5, "r_precision": 7, "mrr": 9, "precision": 11, "recall": 13, "ndcg": 21,
-          "hit": 27}
-_CUT_ORDER = {"ndcg": 24, "map": 25, "mrr": 10}
+def trec_families() -> dict[str, tuple[str, tuple[float, ...] | None]]:
+    """trec_eval family name -> (ragassay family, default cutoffs or None for an uncut
+    measure), read from the measure table: a trec name with ``{k}`` (``P_{k}``) gives the
+    cut family ``P`` with the table's ``trec_cutoffs``; one without (``map``) an uncut
+    family."""
+    key = generation()
+    cached = _FAMILIES.get(key)
+    if cached is None:
+        families: dict[str, tuple[str, tuple[float, ...] | None]] = {}
+        infos = list_measures("retrieval")
+        for info in infos:
+            for name in info.trec:
+                if "{k}" in name:
+                    families[name.replace("_{k}", "").replace("{k}", "")] = (
+                        info.name, info.trec_cutoffs or None)
+        for info in infos:
+            for name in info.trec:
+                if "{k}" not in name:
+                    families.setdefault(name, (info.name, None))
+        _FAMILIES.clear()
+        cached = _FAMILIES[key] = families
+    return cached
 
-TrecMeasure = Measure | str  # a Measure, or one of COUNTS
+
+_FAMILIES: dict[int, dict[str, tuple[str, tuple[float, ...] | None]]] = {}
+
+OFFICIAL = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
+            "bpref", "recip_rank", "iprec_at_recall", "P")
+"""trec_eval's ``official`` set, its default without ``-m``."""
+ALL_TREC = (*OFFICIAL, "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility",
+            "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut",
+            "relative_P", "success", "set_P", "set_relative_P", "set_recall", "set_map",
+            "set_F", "num_nonrel_judged_ret")
+"""trec_eval's ``all_trec`` set: every measure of its table that reads qrels and a run."""
+SET = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
+       "set_relative_P", "set_recall", "set_map", "set_F")
+"""trec_eval's ``set`` set: the measures of the retrieved set, not of its order."""
+NICKNAMES = {"official": OFFICIAL, "all_trec": ALL_TREC, "set": SET}
+PREFS = ("prefs", "all_prefs", "prefs_num_prefs_poss", "prefs_num_prefs_ful",
+         "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair", "prefs_avgjg",
+         "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret",
+         "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp")
+"""trec_eval's preference measures: they read a preferences file (``-R prefs``), not
+qrels."""
+JUDGMENT_GROUPS = ("qrels_jg", "P_avgjg", "map_avgjg", "Rprec_mult_avgjg")
+"""trec_eval's measures over judgment groups: they read qrels with a judgment-group column
+(``-R qrels_jg``: ``qid jg docid rel``)."""
+TREC_ONLY = ("runid", "relstring", *COUNTS)
+"""What ``ragassay trec-eval`` prints beside the measures of the table: the run's tag, each
+query's string of its first ten documents' grades, and the counts."""
+
+TrecMeasure = Measure | str  # a Measure, or one of TREC_ONLY
 
 
 def trec_eval_measures(specs: Sequence[str]) -> list[TrecMeasure]:
@@ -152,21 +186,22 @@ def trec_eval_measures(specs: Sequence[str]) -> list[TrecMeasure]:
 
     A trec_eval family without parameters takes trec_eval's default cutoffs (``P`` ->
     ``P_5`` .. ``P_1000``, ``success`` -> ``success_1,5,10``), ``name.k1,k2`` lists cutoffs,
-    ``official`` (the default when ``specs`` is empty) is trec_eval's default set without
-    :data:`OFFICIAL_UNSUPPORTED`; other spellings are read by :func:`parse_measure`
+    ``official`` (the default when ``specs`` is empty), ``all_trec`` and ``set`` are
+    trec_eval's sets (:data:`NICKNAMES`); other spellings are read by :func:`parse_measure`
     (``mrr@10``, ``ndcg_cut_5``). As in trec_eval, a family asked for more than once
     takes the cutoffs of its first ``-m`` with parameters (``-m P -m P.5 -m P.10`` prints
     ``P_5`` only), and a cutoff listed twice is an error. Raises ValueError naming an
     unknown or unsupported measure.
     """
+    families_known = trec_families()
     families: list[str] = []  # trec_eval families asked for, each once
     params: dict[str, str] = {}  # family -> the parameters of its first -m with any
     chosen: list[TrecMeasure] = []
     for spec in specs or ["official"]:
         name, _, given = spec.strip().partition(".")
-        members = OFFICIAL if name == "official" and not given else (name,)
+        members = NICKNAMES[name] if name in NICKNAMES and not given else (name,)
         for member in members:
-            if member in _TREC_FAMILIES:
+            if member in families_known:
                 families += [member] if member not in families else []
                 if given and member not in params:
                     params[member] = given
@@ -179,19 +214,22 @@ def trec_eval_measures(specs: Sequence[str]) -> list[TrecMeasure]:
 
 
 def _family(name: str, params: str | None) -> list[TrecMeasure]:
-    family, defaults = _TREC_FAMILIES[name]
+    family, defaults = trec_families()[name]
     if params is None:
         return [Measure(family, k) for k in defaults] if defaults else [Measure(family)]
     spec = f"{name}.{params}"
-    if defaults is None and name != "recip_rank":
+    info = measure_info(family)
+    # an uncut trec_eval name takes cutoffs only when trec_eval has no cut name for the
+    # family (recip_rank.10 is ragassay's mrr_at_10, printed recip_rank_cut_10)
+    if defaults is None and (not info.takes_cutoff or any("{k}" in t for t in info.trec)):
         raise ValueError(f"measure {spec!r}: {name} takes no cutoff")
     cutoffs: list[TrecMeasure] = []
     for text in params.split(","):
         try:
-            cutoff = Measure(family, int(text))
+            cutoff = Measure(family, float(text) if info.param == "fraction" else int(text))
         except ValueError:
-            raise ValueError(f"measure {spec!r}: cutoff {text!r} is not an integer >= 1"
-                             ) from None
+            what = "a number >= 0" if info.param == "fraction" else "an integer >= 1"
+            raise ValueError(f"measure {spec!r}: cutoff {text!r} is not {what}") from None
         if cutoff in cutoffs:
             raise ValueError(f"measure {spec!r}: cutoff {text} is listed twice")
         cutoffs.append(cutoff)
@@ -201,20 +239,32 @@ def _family(name: str, params: str | None) -> list[TrecMeasure]:
 def _expand(spec: str) -> list[TrecMeasure]:
     """A measure that is not a trec_eval family: a count, or a ragassay spelling."""
     name = spec.partition(".")[0]
-    if name in COUNTS and spec == name:
+    if name in TREC_ONLY and spec == name:
         return [name]
-    if name in UNSUPPORTED:
-        raise ValueError(f"trec_eval measure {name!r} is not supported by ragassay "
-                         f"(supported: {', '.join([*COUNTS, *_TREC_FAMILIES, 'official'])})")
+    if name in JUDGMENT_GROUPS:
+        raise ValueError(f"trec_eval measure {name!r} reads qrels with judgment groups "
+                         "(trec_eval -R qrels_jg: 'qid jg docid rel' lines, several "
+                         "judges per document); ragassay trec-eval reads plain qrels")
+    if name in PREFS:
+        raise ValueError(f"trec_eval measure {name!r} reads preference judgments (trec_eval "
+                         "-R prefs: a file of 'qid jg docid rel_level' lines), not qrels; "
+                         "ragassay trec-eval reads qrels only")
     return [parse_measure(spec)]
 
 
-def _order_key(m: TrecMeasure) -> tuple[float, int]:
+_LAST = 1e9  # a measure trec_eval lacks prints after trec_eval's own
+
+
+def _order_key(m: TrecMeasure) -> tuple[float, float]:
+    """trec_eval's print order: its measure table's (the table's ``trec_order``), then
+    the cutoff."""
     if isinstance(m, str):
-        return (COUNTS.index(m) + 1, 0)
+        return (_COUNT_ORDER[m], 0)
+    info = m.info
+    order = info.trec_order if info.trec_order is not None else _LAST
     if m.cutoff is None:
-        return (_ORDER[m.name], 0)
-    return (_CUT_ORDER.get(m.name, _ORDER[m.name]), m.cutoff)
+        return (order, 0)
+    return (info.trec_cut_order if info.trec_cut_order is not None else order, m.cutoff)
 
 
 def trec_eval_text(
@@ -228,16 +278,23 @@ def trec_eval_text(
     level: int = 1,
     max_docs: int | None = None,
     judged_only: bool = False,
+    version: int = 9,
+    runid: str | None = None,
 ) -> str:
     """What trec_eval prints for these files and options (``-q``, ``-c``, ``-n``, ``-l``,
-    ``-M``, ``-J``), measures in the order given (see :func:`trec_eval_measures`). ``-M``
+    ``-M``, ``-J``), measures in the order given (see :func:`trec_eval_measures`), by the
+    rules of trec_eval ``version`` (9 or 10). ``runid``: what ``runid`` prints (default:
+    the tag of the run file's last line, "" for a dict). ``-M``
     cuts each ranking to its top ``max_docs`` first; ``-J`` then drops the documents not
     judged or judged with a negative grade, as trec_eval does. ``qrels`` and ``run`` are
-    dicts or the columns :func:`~ragassay.metrics.columns.read_table` reads.
+    dicts or the columns :func:`~ragassay.metrics.columnar.read_table` reads.
 
     Each query's lines come first with ``-q`` (queries in trec_eval's order, byte-wise
-    sorted ids; with ``-c`` a query missing from the run has no lines of its own but counts
-    0 in the means), then the ``all`` lines unless ``summary`` is False. Values print
+    sorted ids; with ``-c`` a query missing from the run counts 0 in the means and has no
+    lines of its own in version 9, lines of zeros in 10), then the ``all`` lines unless
+    ``summary`` is False. Version 10 also refuses a judged query missing from the run
+    without ``-c``, prints ``-c`` output when no judged query is in the run, and rounds
+    ``iprec_at_recall``'s and ``11pt_avg``'s numbers of relevant documents. Values print
     ``%.4f``, counts as integers. Raises ValueError when no query is evaluated.
     """
     if level < 1:
@@ -251,43 +308,81 @@ def trec_eval_text(
         r_cols = run_table(run)
         j = join(q_cols, r_cols, run_queries=r_cols.qid[:0] if not run else
                  np.array([str(q).encode() for q in run]))
+    if version not in (9, 10):
+        raise ValueError(f"trec_eval version must be 9 or 10, got {version}")
     judged = np.flatnonzero(j.judged_query)
     evaluated = judged[j.in_run[judged]]
     shown = judged if complete else evaluated  # the queries of the means
-    if not len(evaluated):
+    if version >= 10 and not complete and len(evaluated) < len(judged):
+        missing = j.qids[judged[~j.in_run[judged]][0]].decode()
+        raise ValueError(f"judged query {missing!r} is not in the run (trec_eval 10: "
+                         "'result qid not found'); -c counts it 0")
+    if not len(evaluated) and not (version >= 10 and complete and len(judged)):
         raise ValueError("no query has both judgments and results")
-    _, depths, num_rel, rel_ret = relevance_rows(j, shown, level=level, graded=False,
-                                                 max_docs=max_docs, judged_only=judged_only)
+    whole, depths, num_rel, rel_ret = relevance_rows(
+        j, shown, level=level, graded=False, max_docs=max_docs, judged_only=judged_only)
     counts = {"num_q": np.ones(len(shown), dtype=np.int64), "num_ret": depths,
-              "num_rel": num_rel, "num_rel_ret": rel_ret}
+              "num_rel": num_rel, "num_rel_ret": rel_ret,
+              "num_nonrel_judged_ret": np.bincount(whole.nonrel_query, minlength=len(shown))}
+    strings = _relstrings(whole, depths) if "relstring" in measures else []
+    if runid is None:
+        runid = run.tag if isinstance(run, Table) else ""
     values: dict[str, np.ndarray] = {}
     scored = [m for m in measures if not isinstance(m, str)]
     at = np.searchsorted(shown, evaluated)
     for graded in (True, False):
-        chosen = [m for m in scored if (m.name == "ndcg") == graded]
+        chosen = [m for m in scored if m.info.graded == graded]
         if chosen:
             relevance = relevance_rows(j, evaluated, level=level, graded=graded,
-                                       max_docs=max_docs, judged_only=judged_only)[0]
+                                       max_docs=max_docs, judged_only=judged_only,
+                                       version=version)[0]
             for name, column in kernel_values(relevance, chosen).items():
                 values[name] = np.zeros(len(shown))
                 values[name][at] = column
-    columns = [(m, counts[m] if isinstance(m, str) else values[str(m)]) for m in measures]
+    columns = [(m, counts.get(m, counts["num_q"]) if isinstance(m, str) else values[str(m)])
+               for m in measures]
     lines: list[str] = []
     if per_query:
         qids = [q.decode() for q in j.qids[shown].tolist()]
         shown_in_run = j.in_run[shown].tolist()
-        listed = [(m, column.tolist()) for m, column in columns if m != "num_q"]
+        listed = [(m, column.tolist()) for m, column in columns
+                  if m not in ("num_q", "runid") and (isinstance(m, str) or m.info.per_query)]
         for i, qid in enumerate(qids):
-            if shown_in_run[i]:
-                lines.extend(_line(m, qid, column[i]) for m, column in listed)
+            if shown_in_run[i] or version >= 10:  # 10 prints -c's missing queries too
+                lines.extend(f"{'relstring':<22}\t{qid}\t'{strings[i]}'" if m == "relstring"
+                             else _line(m, qid, column[i]) for m, column in listed)
     if summary:
         for m, column in columns:
-            lines.append(_line(m, "all", int(column.sum()) if isinstance(m, str)
-                               else sum_in_order(column) / len(shown)))
+            if m == "relstring":
+                continue
+            if m == "runid":
+                lines.append(f"{'runid':<22}\tall\t{runid}")
+            else:
+                lines.append(_line(m, "all", int(column.sum()) if isinstance(m, str)
+                                   else mean_of(m, column)))
     return "".join(line + "\n" for line in lines)
+
+
+_REL_CHARS = np.array([*"0123456789", ">", "-", "."])  # grade 0..9, > 9, not judged, < 0
+
+
+def _relstrings(r: Relevance, depths: np.ndarray) -> list[str]:
+    """trec_eval's relstring of each query: one character per document of its top ten,
+    its grade (``>`` above 9), ``-`` not judged, ``.`` judged with a negative grade."""
+    n = RELSTRING_LENGTH
+    code = np.full((r.queries, n), 11, dtype=np.int64)
+    for query, rank, value in ((r.hit_query, r.hit_rank, np.minimum(r.hit_grade, 10)),
+                               (r.nonrel_query, r.nonrel_rank, r.nonrel_grade),
+                               (r.unjudged_query, r.unjudged_rank, np.full(len(
+                                   r.unjudged_rank), 12))):
+        top = rank < n
+        code[query[top], rank[top]] = value[top].astype(np.int64)
+    chars = _REL_CHARS[code]
+    return ["".join(row[:d]) for row, d in zip(chars.tolist(),
+                                               np.minimum(depths, n).tolist(), strict=True)]
 
 
 def _line(m: TrecMeasure, qid: str, value: float) -> str:
     if isinstance(m, str):
         return f"{m:<22}\t{qid}\t{int(value)}"
-    return f"{m.trec_name:<22}\t{qid}\t{value:.4f}"
+    return f"{m.trec_name:<22}\t{qid}\t{c_float(value)}"
