@@ -1,5 +1,5 @@
 """Command line: `ragassay index|run|sweep|gate|compare|report|judge-check|metrics|trec-eval|
-export-trec|gold audit|gold fix|import|serve-local`, and the contract entry
+export-trec|gold audit|gold fix|import|generate|serve-local`, and the contract entry
 `eval.naive_rag.run_eval`.
 
 Start-up imports typer and rich's console only; every command imports what it uses.
@@ -9,7 +9,8 @@ JSON document with ``--format json``; notes, warnings and progress go to stderr.
 The commands live in one module per group (:mod:`.evaluate`: index, run, sweep;
 :mod:`.gating`: gate; :mod:`.reports`: compare, report, export-trec; :mod:`.measures`:
 metrics, trec-eval, judge-check; :mod:`.gold`: the ``gold`` group; :mod:`.imports`: import
-squad|beir|trec|bidmate; :mod:`.serve`: serve-local), with :mod:`.common` (guard, options) and
+squad|beir|trec|bidmate; :mod:`.generate`: generate, generate apply; :mod:`.serve`:
+serve-local), with :mod:`.common` (guard, options) and
 :mod:`.output` (JSON, tables, the gate document); they are registered here, in the order
 ``--help`` lists them. The consoles ``err`` and ``out`` live here too, and the commands look
 them up as ``cli.err`` / ``cli.out`` when they run, so replacing ``ragassay.cli.out`` reaches
@@ -30,6 +31,7 @@ from .. import __version__
 from .common import _Command, _Group
 from .evaluate import index, run, sweep
 from .gating import gate
+from .generate import app as generate_app
 from .gold import app as gold_app
 from .imports import app as import_app
 from .measures import TREC_EVAL_SETTINGS, judge_check_cmd, metrics_cmd, trec_eval
@@ -78,6 +80,7 @@ app.command("judge-check")(judge_check_cmd)
 app.command()(report)
 app.add_typer(gold_app, name="gold")
 app.add_typer(import_app, name="import")
+app.add_typer(generate_app, name="generate")
 app.command("serve-local")(serve_local)
 
 
