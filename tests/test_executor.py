@@ -50,7 +50,7 @@ def local_ray() -> Iterator[None]:
     import ray  # imported first, as a user's program may have: the start must not care
     from ray import cloudpickle
 
-    from ragassay.executor import start_local_ray
+    from ragassay.localray import start_local_ray
 
     start_local_ray(2)
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browser import MISSING, chrome
 from synthetic import make_eval_set
 from typer.testing import CliRunner
 
@@ -26,22 +26,13 @@ from ragassay.runfolder import read_run
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs/eval/rag_quality_v1.yaml"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
-
 try:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait
 except ImportError:  # pragma: no cover - depends on the environment
-    webdriver = None  # type: ignore[assignment]
+    pass
 
-_missing = ("selenium is not installed (pip install selenium)" if webdriver is None
-            else "chromium is not installed (apt-get install chromium)" if BROWSER is None
-            else f"{CHROMEDRIVER} is missing (apt-get install chromium-driver)"
-            if not Path(CHROMEDRIVER).is_file() else None)
-pytestmark = pytest.mark.skipif(_missing is not None, reason=_missing or "")
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
 
 runner = CliRunner()
 
@@ -68,13 +59,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def driver() -> Iterator[Any]:
-    opts = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--no-first-run", "--window-size=1280,1000"):
-        opts.add_argument(arg)
-    opts.binary_location = str(BROWSER)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    drv = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    drv = chrome("--window-size=1280,1000", console_log=True)
     try:
         yield drv
     finally:
@@ -251,13 +236,7 @@ def test_comparison_page(runs: dict[str, Path], driver: Any, shots: Path) -> Non
 def test_page_without_javascript_shows_the_summary(runs: dict[str, Path],
                                                    tmp_path: Path) -> None:
     """With scripts off the header, totals, charts and the first failing questions show."""
-    opts = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-        opts.add_argument(arg)
-    opts.binary_location = str(BROWSER)
-    opts.add_experimental_option("prefs", {"profile.managed_default_content_settings."
-                                           "javascript": 2})
-    drv = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    drv = chrome(prefs={"profile.managed_default_content_settings.javascript": 2})
     try:
         drv.get((runs["gen"] / "report.html").as_uri())
         assert drv.find_element(By.CSS_SELECTOR, "section.totals p.line").text == totals_line(
