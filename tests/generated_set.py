@@ -27,7 +27,8 @@ EN = ("The warranty period is 12 months from acceptance. The contractor keeps tw
 # chunk → (proposal reply, second-call reply or None when no second call is made)
 GOOD = {
     "ko::chunk-001": ({"question": "보증기간은 얼마인가요?", "answer": "24개월",
-                       "sentence": "보증기간은 검수 완료일로부터 24개월로 한다."}, {"answer": "24개월"}),
+                       "sentence": "보증기간은 검수 완료일로부터 24개월로 한다."},
+                      {"answer": "24개월"}),
     "de::chunk-001": ({"question": "Wie viel kostet der Versand?", "answer": "4,90 Euro",
                        "sentence": "Der Versand kostet 4,90 Euro."}, {"answer": "4,90 Euro"}),
     "en::chunk-001": ({"question": "How long is the warranty period?", "answer": "12 months",
@@ -74,14 +75,14 @@ def _question(sentence: str, answer: str, lang: str) -> str:
     return _QUESTION[lang].format(" ".join(words[:3]))
 
 
-def numeric_replies(docs: Path, n: int, seed: int = 0
+def numeric_replies(docs: Path, n: int, seed: int = 0, kind: str = "factoid"
                     ) -> tuple[list[str], dict[str, tuple[object, object | None]]]:
-    """For the first round of ``n`` factoid items (``2n`` seeds) of any documents folder
+    """For the first round of ``n`` items of ``kind`` (``2n`` seeds) of any documents folder
     (``data/raw``): per seed, a reply asking, in the chunk's language, for a number of a
     sentence that only this chunk holds, and the second call answering it."""
     corpus = load_corpus(docs)
     order, replies = [], {}
-    for chunks in seeds("factoid", corpus.index, seed):
+    for chunks in seeds(kind, corpus.index, seed):
         c = chunks[0]
         order.append(c.chunk_id)
         replies[c.chunk_id] = ("no sentence with a number here", None)

@@ -1,5 +1,5 @@
 """The review page of a generated set (`generation.html`) in headless Chromium, driven by
-selenium through the Debian chromedriver (as `test_report_browser.py`): it loads with no
+selenium (:mod:`browser`: the Debian chromedriver, kept off the network): it loads with no
 console error, shows every kept item with its support sentence marked, and a person marks
 accept, reject and edit (changing the question), downloads the decisions, and
 `ragassay generate apply` writes the reviewed set from the downloaded file. Skipped, with
@@ -8,52 +8,37 @@ the reason, when chromium, chromedriver or selenium is missing."""
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browser import MISSING, chrome
 from generated_set import GOOD, factoid_order, script, write_docs
 from openai_server import FakeOpenAIServer
 from typer.testing import CliRunner
 
 from ragassay.cli import app
 
-CHROMEDRIVER = "/usr/bin/chromedriver"
-BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
-
 try:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 except ImportError:  # pragma: no cover - depends on the environment
-    webdriver = None  # type: ignore[assignment]
+    pass
 
-_missing = ("selenium is not installed (pip install selenium)" if webdriver is None
-            else "chromium is not installed (apt-get install chromium)" if BROWSER is None
-            else f"{CHROMEDRIVER} is missing (apt-get install chromium-driver)"
-            if not Path(CHROMEDRIVER).is_file() else None)
-pytestmark = pytest.mark.skipif(_missing is not None, reason=_missing or "")
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
 
 runner = CliRunner()
 
 
 @pytest.fixture()
 def driver(tmp_path: Path) -> Iterator[Any]:
-    opts = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--no-first-run", "--window-size=1280,1000"):
-        opts.add_argument(arg)
-    opts.binary_location = str(BROWSER)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     downloads = tmp_path / "downloads"
     downloads.mkdir()
-    opts.add_experimental_option("prefs", {"download.default_directory": str(downloads),
-                                           "download.prompt_for_download": False})
-    drv = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    drv = chrome("--window-size=1280,1000", console_log=True,
+                 prefs={"download.default_directory": str(downloads),
+                        "download.prompt_for_download": False})
     drv.execute_cdp_cmd("Page.setDownloadBehavior", {"behavior": "allow",
                                                      "downloadPath": str(downloads)})
     drv.downloads = downloads

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from ragassay.errors import InputError
 from ragassay.generate.checks import (
     DROP_REASONS,
     NEAR_DUPLICATE,
@@ -21,7 +22,6 @@ from ragassay.generate.checks import (
     similarity,
 )
 from ragassay.generate.sampling import load_corpus, parse_kinds, quotas
-from ragassay.errors import InputError
 
 KO = ("보증기간은 검수 완료일로부터 24개월로 한다. 유지보수 인력은 상주 2명을 배치한다. "
       "장애가 발생하면 4시간 이내에 현장에 도착하여야 한다.")

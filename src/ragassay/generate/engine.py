@@ -24,10 +24,24 @@ from typing import Any
 from ..answer.prompt import TOKENIZER, count_tokens
 from ..endpoint import EndpointError, OpenAICompatClient, deadline_after, map_bounded
 from ..schema import Chunk
-from .checks import DROP_REASONS, Candidate, Drop, Support, answers_match, check_candidate, \
-    document_language, near_duplicate
-from .prompts import ANSWER_FORMAT, FORMATS, answer_messages, proposal_messages, read_answer, \
-    read_fields
+from .checks import (
+    DROP_REASONS,
+    Candidate,
+    Drop,
+    Support,
+    answers_match,
+    check_candidate,
+    document_language,
+    near_duplicate,
+)
+from .prompts import (
+    ANSWER_FORMAT,
+    FORMATS,
+    answer_messages,
+    proposal_messages,
+    read_answer,
+    read_fields,
+)
 from .sampling import DEFAULT_MIX, KINDS, Corpus, quotas, seeds
 
 OVERSAMPLE = 4
@@ -179,8 +193,9 @@ def generate(corpus: Corpus, client: OpenAICompatClient, options: Options, *,
         budget -= len(batch)
         asks = [proposal_messages(k, [c.text for c in chunks],
                                   document_language(chunks[0].text)) for k, chunks in batch]
-        replies = map_bounded(lambda i: call(asks[i], FORMATS[batch[i][0]]),
-                              list(range(len(batch))), concurrency, deadline)
+        replies = map_bounded(lambda job: call(job[0], FORMATS[job[1]]),
+                              [(m, k) for m, (k, _) in zip(asks, batch, strict=True)],
+                              concurrency, deadline)
         done(replies)
         fresh: list[Record] = []
         for (kind, chunks), reply in zip(batch, replies, strict=True):

@@ -82,9 +82,10 @@ def generation_report(gen: Generation, items: list[tuple[Record, Question, GoldR
     candidates with their replies, the model's identity, usage and cost, thresholds."""
     o = gen.options
     kept = len(items)
-    kinds = {k: {"asked": gen.quotas[k], "kept": sum(r.candidate.kind == k for r, _, _ in items),
-                 "candidates": sum(r.candidate.kind == k for r in gen.records)}
-             for k in KINDS if k in gen.quotas}
+    kinds: dict[str, dict[str, Any]] = {
+        k: {"asked": gen.quotas[k], "kept": sum(r.candidate.kind == k for r, _, _ in items),
+            "candidates": sum(r.candidate.kind == k for r in gen.records)}
+        for k in KINDS if k in gen.quotas}
     for v in kinds.values():
         v["share"] = round(v["kept"] / kept, 4) if kept else None
     counts = {"asked": o.n, "candidates": len(gen.records), "kept": kept,
