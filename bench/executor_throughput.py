@@ -47,10 +47,11 @@ sys.path.insert(0, str(ROOT / "tests"))
 from synthetic import make_eval_set  # noqa: E402
 
 from ragassay.config import load_config  # noqa: E402
-from ragassay.core import load_inputs, predict, retrieve_all, score, work_of  # noqa: E402
+from ragassay.core import predict, retrieve_all, score, work_of  # noqa: E402
 from ragassay.executor import Executor, open_executor  # noqa: E402
 from ragassay.index import build_index  # noqa: E402
 from ragassay.index.build import EmbedderSpec, embed_on  # noqa: E402
+from ragassay.inputs import load_inputs  # noqa: E402
 from ragassay.localray import start_local_ray  # noqa: E402
 
 

@@ -3,6 +3,7 @@ peak RSS per stage of `ragassay index` + `ragassay run` on a generated set.
 
     python bench/scale.py                      # the default shapes (see SHAPES)
     python bench/scale.py --shape 6000x2000    # questions x chunks, repeatable
+    python bench/scale.py --shape squad:6000x2000   # the SQuAD-shaped set
     python bench/scale.py --large              # adds 100,000 x 1,000,000
     python bench/scale.py --executor process --workers 2
     python bench/scale.py --bm25-ko 20000      # Korean BM25 index build, chunks/s
@@ -15,6 +16,13 @@ chunk in turn (questions cycle over the chunks, so 6,000 questions over 2,000 ch
 three per chunk). Every question has a gold label with its ``support_claim``; one label in
 ten names a wrong chunk id so that anchoring has to find the right one (status
 ``reanchored``), as labels made on an older chunking do.
+
+The SQuAD-shaped set (``squad:QxC``, :func:`squad_file`) is what public QA sets look like
+instead: a SQuAD v2 file of paragraphs of real lengths (long-tailed around 800 characters,
+so 2-3 chunks each at 400/80) of ~25-word sentences drawn from a 30,000-word Zipf
+vocabulary, half of the questions unanswerable, three annotators' answers per answerable
+one; it goes through ``ragassay import squad`` (alternatives, the sentence as the claim,
+labels split across chunks as real ones are), then the same index and run.
 
 Stages, each timed by ragassay itself (``metrics.json`` → ``timings``) except ``index``
 (the wall time of ``ragassay index``): index (chunks/s), load and anchor (gold labels/s),
@@ -42,7 +50,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-SHAPES = ("1000x10000", "10000x10000", "100000x10000", "1000x100000", "6000x2000")
+SHAPES = ("1000x10000", "10000x10000", "100000x10000", "1000x100000", "6000x2000",
+          "squad:6000x2000")
 LARGE = ("100000x1000000",)
 CLI = [sys.executable, "-m", "ragassay.cli"]
 
@@ -119,6 +128,127 @@ def write_set(folder: Path, questions: int, chunks: int, seed: int = 0) -> dict[
     return {"raw": raw, "config": folder / "config.yaml"}
 
 
+# --- the SQuAD-shaped set: what public QA sets look like ----------------------------------
+
+# SQuAD v2 dev as measured on its first half: paragraphs of 735 characters on average
+# (150-3,700, long-tailed), sentences of about 25 words, questions of about 10 words, half
+# of the questions unanswerable, three annotators' answers of 1-5 words, often differing by
+# a word at either end; 6,000 questions over 650 paragraphs (1,850 chunks at 400/80).
+QUESTION_WORDS = ("What", "Which", "Who", "When", "Where", "How many", "In what year",
+                  "What kind of")
+
+
+def zipf_words(rng: random.Random, vocabulary: int) -> tuple[list[str], list[float]]:
+    """``vocabulary`` made-up words of 2-12 letters and their cumulative Zipf weights (a few
+    words are frequent, most are rare, as in running text)."""
+    words = []
+    for _ in range(vocabulary):
+        n = max(1, min(6, int(rng.expovariate(0.55)) + 1))
+        words.append("".join(rng.choice(LATIN) + rng.choice(VOWELS) for _ in range(n)))
+    cum, total = [], 0.0
+    for rank in range(1, vocabulary + 1):
+        total += 1.0 / rank
+        cum.append(total)
+    return words, cum
+
+
+def squad_sentence(rng: random.Random, words: list[str], cum: list[float],
+                   topic: str) -> list[str]:
+    """One sentence's words: ~25 Zipf words, some capitalised (names), some numbers, the
+    article's topic in a third of them; one in a hundred is a list of 150-190 words (SQuAD
+    has lists of 900-1,200 characters, longer than two chunks)."""
+    n = rng.randint(150, 190) if rng.random() < 0.01 else max(6, int(rng.gauss(25, 9)))
+    out = []
+    for w in rng.choices(words, cum_weights=cum, k=n):
+        r = rng.random()
+        out.append(str(rng.randint(2, 2020)) if r < 0.04 else w.capitalize() if r < 0.16
+                   else w)
+    if rng.random() < 0.35:
+        out.insert(rng.randrange(len(out) + 1), topic)
+    out[0] = out[0].capitalize()  # sentence splitting expects a capital after a full stop
+    return out
+
+
+def squad_file(path: Path, questions: int, chunks: int, seed: int = 0,
+               chunking: tuple[int, int] = (400, 80)) -> dict[str, int]:
+    """A SQuAD v2 file of that shape at ``path`` (see ``QUESTION_WORDS``): articles of five
+    paragraphs titled by their topic (a name many of their sentences and answers hold, as a
+    Wikipedia title is), paragraphs added until their 400/80 windows reach ``chunks``; three
+    sentences in a hundred repeat one of another article (articles quote each other);
+    questions spread over the paragraphs, half unanswerable, each answerable one with three
+    annotators' spans around one answer (in three questions of a hundred the first
+    annotator marks another sentence; a fifth of those asked about a sentence naming the
+    topic ask for the topic itself, whose name the documents' ids spell). Returns the
+    counts (paragraphs, chunks, questions, answerable)."""
+    rng = random.Random(seed)
+    words, cum = zipf_words(rng, 30_000)
+    size, overlap = chunking
+    paragraphs: list[tuple[str, str, list[tuple[int, int, list[str]]]]] = []
+    earlier: list[list[str]] = []  # sentences of the articles before this one
+    total, topic = 0, ""
+    while total < chunks:
+        if len(paragraphs) % 5 == 0:
+            earlier += [t for _, _, ss in paragraphs[-5:] for _, _, t in ss]
+            topic = "".join(rng.choice(LATIN) + rng.choice(VOWELS)
+                            for _ in range(3)).capitalize()
+        target = min(3700, max(150, int(rng.lognormvariate(6.5, 0.45))))
+        sentences: list[tuple[int, int, list[str]]] = []
+        text = ""
+        while len(text) < target:
+            toks = (rng.choice(earlier) if earlier and rng.random() < 0.03
+                    else squad_sentence(rng, words, cum, topic))
+            start = len(text) + (1 if text else 0)
+            text = (text + " " if text else "") + " ".join(toks) + "."
+            sentences.append((start, len(text), toks))
+        paragraphs.append((topic, text, sentences))
+        total += 1 + max(0, -(-(len(text) - size) // (size - overlap)))
+    articles: dict[str, list[Any]] = {}
+    qn, answerable = 0, 0
+    per = questions / len(paragraphs)
+    for pi, (title, text, sentences) in enumerate(paragraphs):
+        qas = []
+        for _ in range(int(per * (pi + 1)) - int(per * pi)):
+            qid = f"q{qn:05d}"
+            qn += 1
+            s_start, _, toks = rng.choice(sentences)
+            content = [t for t in toks if len(t) > 3]
+            asked = " ".join(rng.sample(content, min(len(content), rng.randint(3, 7))))
+            question = f"{rng.choice(QUESTION_WORDS)} {asked}?"
+            if qn % 2 == 0:  # half of them: the paragraph does not say
+                qas.append({"id": qid, "question": question, "answers": [],
+                            "is_impossible": True})
+                continue
+            answerable += 1
+            answers = _annotators(rng, s_start, toks, 3)
+            if title in toks and rng.random() < 0.2:  # asks for the topic: "Paris", in "Paris"
+                at = s_start + sum(len(t) + 1 for t in toks[:toks.index(title)])
+                answers = [{"text": title, "answer_start": at}] * 3
+            if len(sentences) > 1 and rng.random() < 0.03:  # one annotator marks elsewhere
+                o_start, _, o_toks = rng.choice([x for x in sentences if x[2] is not toks])
+                answers[0] = _annotators(rng, o_start, o_toks, 1)[0]
+            qas.append({"id": qid, "question": question, "answers": answers,
+                        "is_impossible": False})
+        articles.setdefault(f"{title} {pi // 5:04d}", []).append({"context": text, "qas": qas})
+    path.write_text(json.dumps({"version": "v2.0", "data": [
+        {"title": t, "paragraphs": ps} for t, ps in articles.items()]}), encoding="utf-8")
+    return {"paragraphs": len(paragraphs), "chunks": total, "questions": qn,
+            "answerable": answerable}
+
+
+def _annotators(rng: random.Random, start: int, toks: list[str], n: int) -> list[dict[str, Any]]:
+    """``n`` annotators' answers in the sentence at ``start``: one span of 1-5 words, each
+    annotator giving or taking a word at either end."""
+    a = rng.randrange(len(toks))
+    b = min(len(toks), a + rng.randint(1, 5))
+    offsets = [start + sum(len(t) + 1 for t in toks[:i]) for i in range(len(toks))]
+    out = []
+    for _ in range(n):
+        aa = max(0, min(a + rng.choice((0, 0, -1, 1)), b - 1))
+        bb = max(aa + 1, min(len(toks), b + rng.choice((0, 0, -1, 1))))
+        out.append({"text": " ".join(toks[aa:bb]), "answer_start": offsets[aa]})
+    return out
+
+
 def timed(cmd: Sequence[str], cwd: Path) -> tuple[float, float, str]:
     """Run ``cmd``; its wall seconds, its own peak RSS in MB, and its stderr's tail."""
     start = time.perf_counter()
@@ -144,20 +274,30 @@ def executor_flags(executor: str, workers: int) -> list[str] | None:
     return ["--executor", executor, "--workers", str(workers)]
 
 
-def measure(questions: int, chunks: int, flags: list[str], seed: int = 0) -> list[dict[str, Any]]:
-    """One shape: the stage rows (stage, seconds, items, unit, peak RSS)."""
+def measure(questions: int, chunks: int, flags: list[str], seed: int = 0,
+            squad: bool = False) -> list[dict[str, Any]]:
+    """One shape: the stage rows (stage, seconds, items, unit, peak RSS). ``squad``: the
+    SQuAD-shaped set (:func:`squad_file`), imported with ``ragassay import squad``."""
     with tempfile.TemporaryDirectory(prefix="ragassay-scale-") as tmp:
         folder = Path(tmp)
-        paths = write_set(folder, questions, chunks, seed)
-        index_s, index_rss, _ = timed([*CLI, "index", "--source", str(paths["raw"]),
+        if squad:
+            squad_file(folder / "squad.json", questions, chunks, seed)
+            timed([*CLI, "import", "squad", "squad.json", "--out", "set"], folder)
+            folder = folder / "set"
+            source = folder / "documents"
+        else:
+            source = write_set(folder, questions, chunks, seed)["raw"]
+        index_s, index_rss, _ = timed([*CLI, "index", "--source", str(source),
                                        "--out", "index", "--no-progress"], folder)
         total_s, run_rss, _ = timed([*CLI, "run", "-c", "config.yaml", "--run-id", "r",
                                      "--quiet", "--no-progress", *flags], folder)
+        chunks = len(json.loads((folder / "index" / "index.json").read_text(
+            encoding="utf-8"))["chunks"])
         run = folder / "runs" / "r"
         metrics = json.loads((run / "metrics.json").read_text(encoding="utf-8"))
         sizes = {p.name: p.stat().st_size for p in run.iterdir()}
     t = metrics["timings"]
-    labels = questions  # one label per question
+    labels = metrics.get("gold", {}).get("labels", questions)  # one per answerable question
     rows = [("index", index_s, chunks, "chunks", index_rss),
             ("load", t.get("load_s"), questions, "questions", None),
             ("anchor", t.get("anchor_s"), labels, "labels", None),
@@ -168,7 +308,8 @@ def measure(questions: int, chunks: int, flags: list[str], seed: int = 0) -> lis
             ("run total", total_s, questions, "questions", run_rss)]
     extra = {"report_html_mb": sizes.get("report.html", 0) / 2**20,
              "retrieve_ms": t.get("retrieve_ms"), "score_ms": t.get("score_ms")}
-    return [{"shape": f"{questions:,} x {chunks:,}", "stage": s, "seconds": sec, "items": n,
+    shape = f"{questions:,} x {chunks:,}" + (" SQuAD-shaped" if squad else "")
+    return [{"shape": shape, "stage": s, "seconds": sec, "items": n,
              "unit": u, "rss_mb": rss, **(extra if s == "run total" else {})}
             for s, sec, n, u, rss in rows]
 
@@ -198,7 +339,7 @@ def bm25_korean(chunks: int, seed: int = 0, repeats: int = 3) -> dict[str, Any]:
     is timed on its own)."""
     import statistics
 
-    from ragassay import tokenize
+    from ragassay import tokens
     from ragassay.retrieve import BM25Retriever
     from ragassay.schema import Chunk
     from ragassay.store import store_of_chunks
@@ -210,10 +351,10 @@ def bm25_korean(chunks: int, seed: int = 0, repeats: int = 3) -> dict[str, Any]:
     import bm25s  # noqa: F401
 
     import_s = time.perf_counter() - start
-    tokenize._kiwi().tokenize("모델을 불러옵니다")
+    tokens._kiwi().tokenize("모델을 불러옵니다")
     cold = []
     for _ in range(repeats):
-        tokenize._EOJEOL_TERMS.clear()
+        tokens._EOJEOL_TERMS.clear()
         start = time.perf_counter()
         BM25Retriever(store, tokenizer="ko")
         cold.append(time.perf_counter() - start)
@@ -260,8 +401,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     rows: list[dict[str, Any]] = []
     for shape in shapes:
-        q, c = (int(x) for x in shape.lower().split("x"))
-        shape_rows = measure(q, c, flags)
+        squad = shape.lower().startswith("squad:")
+        q, c = (int(x) for x in shape.lower().removeprefix("squad:").split("x"))
+        shape_rows = measure(q, c, flags, squad=squad)
         rows += shape_rows
         print(table(shape_rows).split("\n", 2)[2], f"(report.html "
               f"{shape_rows[-1]['report_html_mb']:.1f} MB; load average "

@@ -33,6 +33,8 @@ from pathlib import Path
 _CALL = re.compile(r"\b(connect|sendto|sendmsg)\(\d+(?:<(\w+):)?")
 _INET = re.compile(r'sin_port=htons\((\d+)\), sin_addr=inet_addr\("([^"]+)"\)')
 _INET6 = re.compile(r'sin6_port=htons\((\d+)\).*?inet_pton\(AF_INET6, "([^"]+)"')
+_EXEC = re.compile(r'^(\d+)\s+execve\("[^"]*", \[(.*?)\](?:, |\s*<unfinished)')
+_SPAWN = re.compile(r"^(\d+)\s+(?:<\.\.\. )?(?:clone3?|fork|vfork)\b.*= (\d+)")
 CLONE_NEWNET = 0x40000000
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 
@@ -54,6 +56,25 @@ def destinations(trace: str) -> Counter[tuple[str, int, str]]:
             for port, addr in pattern.findall(line):
                 seen[(addr, int(port), kind)] += 1
     return seen
+
+
+def programs(trace: str) -> dict[tuple[str, int, str], Counter[str]]:
+    """For each destination of :func:`destinations`, the programs that called it: a thread or
+    child process is its parent's program until it runs ``execve`` (the first four
+    arguments of the command line are kept)."""
+    prog: dict[str, str] = {}
+    by: dict[tuple[str, int, str], Counter[str]] = {}
+    for line in trace.splitlines():
+        if (spawn := _SPAWN.match(line)) is not None:
+            prog.setdefault(spawn.group(2), prog.get(spawn.group(1), "?"))
+        elif (run := _EXEC.match(line)) is not None:
+            args = re.findall(r'"((?:[^"\\]|\\.)*)"', run.group(2))[:4]
+            prog[run.group(1)] = " ".join(args)
+        else:
+            pid = line.split(" ", 1)[0]
+            for dest in destinations(line):
+                by.setdefault(dest, Counter())[prog.get(pid, "?")] += 1
+    return by
 
 
 def leaves(addr: str, port: int, kind: str, *, udp_probes: bool = False) -> bool:
@@ -111,16 +132,20 @@ def main(argv: list[str] | None = None) -> int:
         out = args.trace or Path(tmp) / "trace.txt"
         # a test that would trace on its own sees that it is traced already (strace cannot nest)
         env = {**os.environ, "RAGASSAY_NETCHECK": "1"}
-        code = subprocess.call(["strace", "-f", "-qq", "--seccomp-bpf", "-yy",
-                                "-e", "trace=connect,sendto,sendmsg", "-o", str(out), *command],
-                               env=env)
-        seen = destinations(out.read_text(errors="replace"))
+        calls = "connect,sendto,sendmsg,execve,clone,clone3,fork,vfork"  # the last: who called
+        code = subprocess.call(["strace", "-f", "-qq", "--seccomp-bpf", "-yy", "-e",
+                                f"trace={calls}", "-o", str(out), *command], env=env)
+        trace = out.read_text(errors="replace")
+    seen = destinations(trace)
+    callers = programs(trace)
     outside = {dest: n for dest, n in seen.items()
                if leaves(*dest, udp_probes=args.allow_udp_probes)}
     for (addr, port, kind), n in sorted(seen.items()):
         if not is_loopback(addr):
             mark = "OUTSIDE" if (addr, port, kind) in outside else "probe"
             print(f"{mark}\t{kind}\t{addr}:{port}\t{n}", file=sys.stderr)
+            for program, times in callers.get((addr, port, kind), Counter()).most_common(5):
+                print(f"\t\tby {program} ({times})", file=sys.stderr)
     ports: dict[str, set[int]] = {}
     for addr, port, _ in seen:
         if is_loopback(addr):

@@ -10,20 +10,19 @@ import numpy as np
 from ragassay.gold import (
     ANCHOR_STATES,
     AnchoredEvidence,
-    AnchorStatus,
     _adjacent_pairs,
     anchor_label,
 )
 from ragassay.schema import Chunk, Document, GoldEvidence
 from ragassay.store import Index
-from ragassay.text import contains_term, normalize
+from ragassay.text import contains_term, fold_text
 
 # --- the reference: every chunk, every label, as anchoring did it before the look-ups ---
 
 
 def _holds(label: GoldEvidence, text: str, by: str) -> bool:
     if by == "support_claim":
-        return normalize(label.support_claim or "") in normalize(text)
+        return fold_text(label.support_claim or "") in fold_text(text)
     return all(contains_term(text, t) for t in label.required_terms)
 
 
@@ -46,6 +45,7 @@ def anchor_by_scan(label: GoldEvidence, index: Index) -> AnchoredEvidence:
     doc_ids = [label.doc_id] if label.doc_id and index.has_document(label.doc_id) else []
     if index.has(label.chunk_id) and _holds(label, index.chunk(label.chunk_id).text, by):
         doc_ids = [index.chunk(label.chunk_id).doc_id]  # its own document is the place
+    labelled = list(doc_ids)
     doc_ids += [d.doc_id for d in index.documents if d.doc_id not in doc_ids]
     here, elsewhere = _holders_by_scan(label, index, by, doc_ids)
     where = "" if not elsewhere else (f"; it also stands in {len(elsewhere)} chunk(s) of "
@@ -60,16 +60,19 @@ def anchor_by_scan(label: GoldEvidence, index: Index) -> AnchoredEvidence:
                                 f"every one is gold{where}", elsewhere)
     why = ("chunk id not in the index" if not index.has(label.chunk_id)
            else f"chunk no longer holds the {by}")
+    first = labelled[0] if labelled else None
+    if first is not None and (not here or index.chunk(here[0]).doc_id != first):
+        run = _run_by_scan(label, index, by, first)
+        if run:
+            return _split_by_scan(label, run, by, why, here + elsewhere)
     if here:
         gold = here if by == "support_claim" else here[:1]
         return AnchoredEvidence(label, "reanchored", gold, f"{why}; re-anchored by {by}{where}",
                                 [c for c in here if c not in gold] + elsewhere)
     for doc_id in doc_ids:
         for a, b, joined in _adjacent_pairs(index, doc_id):
-            if _holds(label, joined, by):
-                status: AnchorStatus = "split" if label.chunk_id in (a, b) else "reanchored"
-                return AnchoredEvidence(label, status, [a, b], f"the {by} spans two "
-                                        "adjacent chunks", [a, b], split=True)
+            if doc_id != first and _holds(label, joined, by):
+                return _split_by_scan(label, [a, b], by, why, [])
     if by == "support_claim" and label.required_terms:
         own = (label.doc_id if label.doc_id and index.has_document(label.doc_id)
                else index.chunk(label.chunk_id).doc_id if index.has(label.chunk_id) else None)
@@ -78,8 +81,9 @@ def anchor_by_scan(label: GoldEvidence, index: Index) -> AnchoredEvidence:
         if terms:
             at = label.chunk_id if label.chunk_id in terms else terms[0]
             return AnchoredEvidence(
-                label, "terms_only", [at], "the support_claim stands in no chunk, but every "
-                f"required_terms item stands in {at}: a paraphrase? review the claim",
+                label, "terms_only", [at], "the support_claim stands in no chunk and no run "
+                f"of adjacent chunks, but every required_terms item stands in {at}: the "
+                "claim is worded unlike the text (a paraphrase?); review the claim",
                 [c for c in terms if c != at])
     known_doc = bool(label.doc_id) and index.has_document(label.doc_id)
     doc = index.document(label.doc_id) if known_doc else None
@@ -95,13 +99,41 @@ def anchor_by_scan(label: GoldEvidence, index: Index) -> AnchoredEvidence:
                             [c for c, _ in near], similarity=[s for _, s in near])
 
 
+def _run_by_scan(label: GoldEvidence, index: Index, by: str, doc_id: str) -> list[str]:
+    """The first run of the fewest adjacent chunks of ``doc_id`` holding the label together
+    (by terms, pairs only), reading every run: each chunk's text, then what each next one
+    adds beyond the overlap of their spans."""
+    chunks = index.chunks_of(doc_id)
+    tails = [chunks[0].text] if chunks else []
+    for a, b in zip(chunks, chunks[1:], strict=False):
+        cut = a.char_span[1] - b.char_span[0] if a.char_span and b.char_span else 0
+        tails.append(b.text[max(cut, 0):])
+    for size in range(2, len(chunks) + 1 if by == "support_claim" else 3):
+        for i in range(len(chunks) - size + 1):
+            if _holds(label, chunks[i].text + "".join(tails[i + 1:i + size]), by):
+                return [c.chunk_id for c in chunks[i:i + size]]
+    return []
+
+
+def _split_by_scan(label: GoldEvidence, run: list[str], by: str, why: str,
+                   elsewhere: list[str]) -> AnchoredEvidence:
+    n = "two" if len(run) == 2 else str(len(run))
+    held = f"the {by} spans {n} adjacent chunks, no chunk holds it alone"
+    where = "" if not elsewhere else (f"; {len(elsewhere)} chunk(s) of other documents hold "
+                                      "it alone (candidates, not gold)")
+    if label.chunk_id in run:
+        return AnchoredEvidence(label, "split", run, held + where, run + elsewhere, split=True)
+    return AnchoredEvidence(label, "reanchored", run, f"{why}; {held}{where}", run + elsewhere,
+                            split=True)
+
+
 def _nearest_by_scan(label: GoldEvidence, index: Index) -> list[tuple[str, float]]:
     """The rule of ``_Texts.nearest`` by reading every chunk: count each chunk's shared rare
     words (a word is rare in at most a tenth of the chunks, at least 10; all words when the
     label has no rare one), keep the 150 chunks sharing the most, score them by the share
     of the label's character bigrams they hold, and list the best three."""
-    needle = normalize(label.support_claim or " ".join(label.required_terms))
-    texts = [set(normalize(c.text).split(" ")) for c in index.chunks]
+    needle = fold_text(label.support_claim or " ".join(label.required_terms))
+    texts = [set(fold_text(c.text).split(" ")) for c in index.chunks]
     present = [w for w in set(needle.split(" ")) if any(w in t for t in texts)]
     common = max(len(texts) // 10, 10)
     rare = [w for w in present if sum(w in t for t in texts) <= common] or present
@@ -110,7 +142,7 @@ def _nearest_by_scan(label: GoldEvidence, index: Index) -> list[tuple[str, float
     if not grams:
         return []
     pool = sorted(shared, key=lambda r: (-shared[r], r))[:150]
-    scored = [(r, round(len(grams & _grams(normalize(index.chunks[r].text), len(needle)))
+    scored = [(r, round(len(grams & _grams(fold_text(index.chunks[r].text), len(needle)))
                         / len(grams), 3)) for r in pool]
     scored.sort(key=lambda x: (-x[1], x[0]))
     return [(index.chunks[r].chunk_id, s) for r, s in scored[:3]]
@@ -164,16 +196,28 @@ def make_store(rng: random.Random, docs: int, per_doc: int) -> Index:
     return Index(Path("mem"), {}, documents, chunks, np.zeros((len(chunks), 0), np.float32))
 
 
+def _run_text(index: Index, doc_id: str) -> str:
+    """The text of all the chunks of a document, each overlap read once."""
+    chunks = index.chunks_of(doc_id)
+    out = chunks[0].text
+    for a, b in zip(chunks, chunks[1:], strict=False):
+        cut = a.char_span[1] - b.char_span[0] if a.char_span and b.char_span else 0
+        out += b.text[max(cut, 0):]
+    return out
+
+
 def random_label(rng: random.Random, index: Index) -> GoldEvidence:
     chunk = rng.choice(index.chunks)
     doc_id = rng.choice([chunk.doc_id, "", "nope", f"d{rng.randint(0, 3)}"])
     chunk_id = rng.choice([chunk.chunk_id, "gone::c9", rng.choice(index.chunks).chunk_id])
     kind = rng.random()
-    if kind < 0.55:  # a piece of a chunk or of two neighbours, maybe spanning the seam
+    if kind < 0.55:  # a piece of a chunk or of neighbours, maybe spanning the seams
         joined = [t for _, _, t in _adjacent_pairs(index, chunk.doc_id)] or [chunk.text]
         source = rng.choice(joined)
+        if rng.random() < 0.3:  # the document read through: a claim over several chunks
+            source = _run_text(index, chunk.doc_id)
         a = rng.randint(0, len(source))
-        claim = source[a : a + rng.randint(0, 30)]
+        claim = source[a : a + rng.randint(0, 30 if rng.random() < 0.7 else 120)]
         return GoldEvidence(chunk_id=chunk_id, doc_id=doc_id, support_claim=claim or " ")
     if kind < 0.7:  # words that may be nowhere, maybe with terms to fall back on
         terms = rng.sample(WORDS, rng.randint(1, 2)) if rng.random() < 0.5 else []
@@ -188,6 +232,7 @@ def random_label(rng: random.Random, index: Index) -> GoldEvidence:
 def test_anchoring_equals_checking_every_chunk() -> None:
     rng = random.Random(7)
     seen: set[str] = set()
+    runs: set[int] = set()
     for _ in range(12):
         index = make_store(rng, docs=rng.randint(1, 6), per_doc=rng.randint(1, 12))
         for _ in range(150):
@@ -195,7 +240,10 @@ def test_anchoring_equals_checking_every_chunk() -> None:
             anchored = anchor_label(label, index)
             assert anchored == anchor_by_scan(label, index), label
             seen.add(anchored.status)
+            if anchored.split:
+                runs.add(min(len(anchored.chunk_ids), 3))
     assert seen == set(ANCHOR_STATES)  # the generated labels reach every state
+    assert runs == {2, 3}  # and claims across two chunks, and across three or more
 
 
 def test_look_ups_are_built_once_per_store() -> None:

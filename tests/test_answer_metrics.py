@@ -210,3 +210,38 @@ def test_to_dict_has_every_field_in_order() -> None:
         "citation_accuracy", "hallucination_flag", "unanswerable_detection_flag",
         "unsupported_numbers",
     ]
+
+
+# --- the text without its markers, and must_contain alternatives -----------------------
+
+PARIS = {"paris-p001::chunk-001": "Paris is the capital of France. The city has many museums."}
+
+
+def test_a_chunk_id_in_a_marker_is_not_what_the_answer_says() -> None:
+    # The slug names Paris, the answer names nobody: not right, not relevant.
+    q = Question(question_id="q1", question="What is the capital of France?", answerable=True,
+                 must_contain=["Paris"], expected_terms=["paris"])
+    a = Answer(text="The city has many museums. [paris-p001::chunk-001]", status="supported")
+    s = score_answer(q, a, context_ids=list(PARIS), gold_ids=list(PARIS), chunk_texts=PARIS)
+    assert (s.correct, s.must_contain_found, s.answer_relevancy) == (0, [], 0.0)
+    assert s.cited_ids == ["paris-p001::chunk-001"]  # still read as a citation
+    named = Answer(text="Paris. [paris-p001::chunk-001]", status="supported")
+    s = score_answer(q, named, context_ids=list(PARIS), gold_ids=list(PARIS), chunk_texts=PARIS)
+    assert (s.correct, s.answer_relevancy) == (1, 1.0)
+
+
+def test_a_decline_phrase_inside_a_marker_is_no_decline() -> None:
+    assert not is_declined(answer("12개월 [I don't know]"))
+    assert is_declined(answer("I don't know [rfp::chunk-001]"))
+
+
+def test_a_must_contain_item_of_alternatives_is_held_by_any_one() -> None:
+    # Three annotators' answers to "Who won?": the answer holds the second one only.
+    q = question(must_contain=[["Denver Broncos", "the Broncos", "Denver"], "24"])
+    s = score(q, answer("The Broncos won 24 to 10. [rfp::chunk-001]"))
+    assert (s.correct, s.must_contain_found) == (1, [["Denver Broncos", "the Broncos",
+                                                      "Denver"], "24"])
+    s = score(q, answer("The Panthers won 24 to 10. [rfp::chunk-001]"))
+    assert (s.correct, s.must_contain_found) == (0, ["24"])
+    with pytest.raises(ValueError):  # an item without alternatives could never be held
+        question(must_contain=[[]])

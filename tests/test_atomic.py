@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import ROOT
 
 import ragassay.atomic as atomic
 from ragassay.atomic import FolderWriter, recover, write_bytes, write_folder
 from ragassay.errors import InputError
 
-ROOT = Path(__file__).resolve().parents[1]
 OLD = {"metrics.json": b'{"old": 1}\n', "sub/rows.jsonl": b"old\n", "sub/deep/x.bin": b"\x00o"}
 NEW = {"metrics.json": b'{"new": 2}\n', "sub/rows.jsonl": b"new\nrow\n", "extra.txt": b"n",
        "sub/deep/x.bin": b"\x01n"}

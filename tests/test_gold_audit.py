@@ -110,6 +110,56 @@ def test_holders_in_another_document_are_candidates_not_gold() -> None:
     assert (ev.status, ev.chunk_ids, ev.candidates) == ("ok", ["a::1"], ["b::1"])
 
 
+def two_articles() -> Index:
+    """Paragraph ``lamps-p001`` (400/80 windows of a SQuAD paragraph) cuts its sentence in
+    two; another article, ``coast-p004``, quotes the sentence whole in one chunk."""
+    sentence = "Later keepers used oil lamps with polished reflectors."
+    chunks = [Chunk(chunk_id="coast-p004::chunk-001", doc_id="coast-p004", seq=1,
+                    text="A guide to the coast. " + sentence),
+              Chunk(chunk_id="lamps-p001::chunk-001", doc_id="lamps-p001", seq=1,
+                    text="The first towers burned wood. Later keepers used oil",
+                    char_span=(0, 52)),
+              Chunk(chunk_id="lamps-p001::chunk-002", doc_id="lamps-p001", seq=2,
+                    text="used oil lamps with polished reflectors.", char_span=(44, 84))]
+    docs = [Document(doc_id="coast-p004"), Document(doc_id="lamps-p001")]
+    return Index(Path("mem"), {}, docs, chunks, np.zeros((3, 0), np.float32))
+
+
+def test_a_claim_across_two_chunks_of_its_paragraph_stays_there() -> None:
+    # Before: the other article's single chunk won ("reanchored" to coast-p004).
+    claim = "Later keepers used oil lamps with polished reflectors."
+    ev = anchor_label(GoldEvidence(chunk_id="lamps-p001::chunk-001", doc_id="lamps-p001",
+                                   support_claim=claim), two_articles())
+    assert (ev.status, ev.chunk_ids, ev.split) == (
+        "split", ["lamps-p001::chunk-001", "lamps-p001::chunk-002"], True)
+    assert ev.reason == ("the support_claim spans two adjacent chunks, no chunk holds it "
+                         "alone; 1 chunk(s) of other documents hold it alone (candidates, "
+                         "not gold)")
+    assert "coast-p004::chunk-001" in ev.candidates
+    # With no document to go by, the one chunk holding it wins, as before.
+    ev = anchor_label(GoldEvidence(chunk_id="gone::chunk-009", support_claim=claim),
+                      two_articles())
+    assert (ev.status, ev.chunk_ids) == ("reanchored", ["coast-p004::chunk-001"])
+
+
+def test_a_verbatim_claim_over_three_chunks_is_split_not_a_paraphrase() -> None:
+    # A list of 3 x 30 characters cut by 40/10 windows: no pair holds it, the three do.
+    text = "Harbours: Dover, Calais, Ostend, Bruges, Antwerp, Rotterdam, Hamburg, Bremen."
+    spans = [(0, 40), (30, 70), (60, len(text))]
+    chunks = [Chunk(chunk_id=f"ports::chunk-00{i + 1}", doc_id="ports", seq=i + 1,
+                    text=text[a:b], char_span=(a, b)) for i, (a, b) in enumerate(spans)]
+    index = Index(Path("mem"), {}, [Document(doc_id="ports")], chunks,
+                  np.zeros((3, 0), np.float32))
+    ev = anchor_label(GoldEvidence(chunk_id="ports::chunk-001", doc_id="ports",
+                                   support_claim=text, required_terms=["Dover"]), index)
+    assert (ev.status, ev.chunk_ids) == ("split", [c.chunk_id for c in chunks])
+    assert ev.reason == "the support_claim spans 3 adjacent chunks, no chunk holds it alone"
+    # Retrieval finds the label only when every chunk of the run is retrieved.
+    gold = anchor_gold([Question(question_id="q", question="Which?", answerable=True)],
+                       {"q": GoldRecord(question_id="q", gold_evidence=[ev.label])}, index)
+    assert len(gold["q"].grades) == 3 and gold["q"].alternatives == {}
+
+
 # --- a label held by several chunks: one relevant item ----------------------------------
 
 
@@ -261,8 +311,8 @@ def test_fix_moves_labels_keeps_the_old_id_and_round_trips(tmp_path: Path) -> No
         "reanchored label 0: shop::7 → shop::2 (reanchored: chunk id not in the index; "
         "re-anchored by support_claim)",
         "terms_only label 0: shop::9 → shop::6 (terms_only: the support_claim stands in no "
-        "chunk, but every required_terms item stands in shop::6: a paraphrase? review the "
-        "claim)"]
+        "chunk and no run of adjacent chunks, but every required_terms item stands in "
+        "shop::6: the claim is worded unlike the text (a paraphrase?); review the claim)"]
     rows = {r["question_id"]: r for r in map(json.loads, fixed.read_text().splitlines())}
     moved = rows["reanchored"]["gold_evidence"][0]
     assert (moved["chunk_id"], moved["previous_chunk_id"], moved["doc_id"]) == (

@@ -482,3 +482,87 @@ def test_bidmate_predictions_score_against_its_own_chunks(tmp_path: Path) -> Non
     metrics = read_json(out / "runs/p/metrics.json")
     assert metrics["gold"]["reanchored"] == []
     assert metrics["retrieval"]["recall_at_5"]["mean"] == 0.5  # q1 found, q2 not
+
+
+def test_every_annotators_answer_is_an_alternative_and_the_majority_places_the_label(
+        tmp_path: Path) -> None:
+    # Three annotators: two mark the answer in the second sentence, one in the first.
+    ctx = ("The Panthers lost to the Broncos in 2016. "
+           "The game was won by the Denver Broncos, 24 to 10.")
+    second = ctx.index("Denver Broncos")
+    qa = {"id": "a", "question": "Who won the game?", "answers": [
+        {"text": "Broncos", "answer_start": ctx.index("Broncos")},  # first sentence
+        {"text": "Denver Broncos", "answer_start": second},
+        {"text": "the Denver Broncos, 24 to 10", "answer_start": second - 4},
+        {"text": "Denver", "answer_start": second}]}
+    qb = {"id": "b", "question": "What was the score?", "answers": [
+        {"text": "24 to 10", "answer_start": ctx.index("24")}]}
+    qc = {"id": "c", "question": "Who lost?", "answers": [
+        {"text": "The Panthers", "answer_start": 0}, {"text": "Panthers", "answer_start": 4},
+        {"text": "The Panthers lost", "answer_start": 0}]}
+    src = tmp_path / "s.json"
+    src.write_text(json.dumps({"version": "v2.0", "data": [{"title": "Game", "paragraphs": [
+        {"context": ctx, "qas": [qa, qb, qc]}]}]}), encoding="utf-8")
+    assert invoke("import", "squad", src, "--out", tmp_path / "o").exit_code == 0
+    q = {x.question_id: x for x in read_jsonl(tmp_path / "o/questions.jsonl", Question)}
+    gold = {g.question_id: g for g in read_jsonl(tmp_path / "o/gold.jsonl", GoldRecord)}
+    # "Denver Broncos" and its longer forms hold "Broncos" or "Denver": those two are left.
+    assert q["a"].must_contain == [["Broncos", "Denver"]]
+    assert q["a"].metadata["answers"] == ["Broncos", "Denver Broncos",
+                                          "the Denver Broncos, 24 to 10", "Denver"]
+    # Three of four answers stand in the second sentence: it is the claim, not the first's.
+    label = gold["a"].gold_evidence[0]
+    assert label.support_claim == "The game was won by the Denver Broncos, 24 to 10."
+    assert label.required_terms == ["Denver"] and q["a"].expected_answer == "Denver"
+    assert q["b"].must_contain == ["24 to 10"]
+    assert q["c"].must_contain == ["Panthers"]
+    assert gold["c"].gold_evidence[0].support_claim == "The Panthers lost to the Broncos in 2016."
+
+
+def test_an_answer_of_another_annotator_makes_the_reply_right(tmp_path: Path) -> None:
+    # The first annotator answered "a Fresnel lens", the second quoted more of the sentence;
+    # the reply says what the second marked, not the first's words.
+    from ragassay.metrics.answer import score_answer
+    from ragassay.schema import Answer
+
+    ctx = "From the 1820s many towers received a Fresnel lens made of glass prisms."
+    qa = {"id": "f", "question": "What did the towers receive?", "answers": [
+        {"text": "a Fresnel lens", "answer_start": ctx.index("a Fresnel")},
+        {"text": "Fresnel lens made of glass prisms", "answer_start": ctx.index("Fresnel")}]}
+    src = tmp_path / "s.json"
+    src.write_text(json.dumps({"version": "v2.0", "data": [{"title": "Lamps", "paragraphs": [
+        {"context": ctx, "qas": [qa]}]}]}), encoding="utf-8")
+    assert invoke("import", "squad", src, "--out", tmp_path / "o").exit_code == 0
+    (q,) = read_jsonl(tmp_path / "o/questions.jsonl", Question)
+    assert q.must_contain == [["a Fresnel lens", "Fresnel lens made of glass prisms"]]
+    for text, right in (("The Fresnel lens made of glass prisms.", 1), ("A lens.", 0)):
+        reply = Answer(text=text, status="supported")
+        assert score_answer(q, reply, context_ids=[], gold_ids=[], chunk_texts={}).correct \
+            == right
+
+
+def test_a_sentence_longer_than_two_chunks_is_labelled_where_its_run_starts(
+        tmp_path: Path) -> None:
+    # 400/80 windows start at 0, 320, 640, 960; the list starts at 351 (in windows 1 and 2)
+    # and ends at about 1,240: windows 2..4 hold it, so its label names window 2, and the
+    # run finds it there: split, not re-anchored.
+    lead = "The harbour has quays and boats. " * 10 + "Fishing is old here. "
+    items = ", ".join(f"pier number {i} on the east side" for i in range(1, 28))
+    ctx = lead + "The piers are " + items + "."
+    qa = {"id": "l", "question": "Which pier comes first?", "answers": [
+        {"text": "pier number 1 on", "answer_start": ctx.index("pier number 1 on")}]}
+    src = tmp_path / "s.json"
+    src.write_text(json.dumps({"version": "v2.0", "data": [{"title": "Piers", "paragraphs": [
+        {"context": ctx, "qas": [qa]}]}]}), encoding="utf-8")
+    out = tmp_path / "o"
+    assert invoke("import", "squad", src, "--out", out).exit_code == 0
+    (gold,) = read_jsonl(out / "gold.jsonl", GoldRecord)
+    label = gold.gold_evidence[0]
+    assert label.support_claim is not None and len(label.support_claim) > 800
+    start = ctx.index(label.support_claim)
+    assert start == 351 and 1040 < start + len(label.support_claim) <= 1360
+    assert label.chunk_id == "piers-p001::chunk-002"
+    metrics = index_and_run(out)
+    (moved,) = metrics["gold"]["reanchored"]
+    assert (moved["status"], moved["chunk_ids"]) == ("split", [
+        "piers-p001::chunk-002", "piers-p001::chunk-003", "piers-p001::chunk-004"])

@@ -11,14 +11,15 @@ import shutil
 from pathlib import Path
 
 import pytest
+from builders import ROOT
 from typer.testing import CliRunner
 
 from ragassay.cli import app
 from ragassay.config import load_config
-from ragassay.core import load_inputs, predict, score
+from ragassay.core import predict, score
+from ragassay.inputs import load_inputs
 from ragassay.run import run_evaluation
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples/shop_faq_de"
 runner = CliRunner()
 

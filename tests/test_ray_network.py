@@ -18,11 +18,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from builders import ROOT
 
 from ragassay.errors import InputError
 from ragassay.localray import check_ray_version
 
-ROOT = Path(__file__).resolve().parents[1]
 NETCHECK = ROOT / "scripts" / "netcheck.py"
 sys.path.insert(0, str(NETCHECK.parent))
 import netcheck  # noqa: E402

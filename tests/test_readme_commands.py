@@ -26,10 +26,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from builders import ROOT
 from generated_set import numeric_replies, script
 from openai_server import FakeOpenAIServer
 
-ROOT = Path(__file__).resolve().parents[1]
 SKIP = ("./scripts/", "pip install", "ragassay serve-local",
         "ragassay run -c configs/eval/rag_quality_v1_llm.yaml")
 LLM_URL = "http://127.0.0.1:8080/v1"  # the endpoint the README's `generate` line names

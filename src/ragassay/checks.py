@@ -9,7 +9,8 @@ the run's k and hit policy, and stores them in the run record; the terminal, ``s
   Not applicable (None) to an unanswerable question; not measured (None) when the gold
   could not be placed or there is no prediction.
 - ``grounded``: ``groundedness == 1`` (an honest decline passes); None without a prediction.
-- ``right``: ``correct == 1`` (every ``must_contain`` item; an unanswerable question is
+- ``right``: ``correct == 1`` (every ``must_contain`` item, any one alternative of an item
+  that lists several, in the answer without its markers; an unanswerable question is
   right when declined); None without ``must_contain`` or without a prediction.
 
 A question *passes* when none of its checks fails. A check that is None neither passes nor

@@ -1,3 +1,4 @@
+# Over 400 lines: three executors and the pickling they share; to split per executor.
 """Where the independent units of an evaluation run: in this process (``local``), in worker
 processes of this machine (``process``), or on a Ray cluster (``ray``).
 

@@ -1,3 +1,4 @@
+# Over 400 lines: reading, anchoring, audit and fix share the anchoring look-ups; to split.
 """Questions and gold evidence: reading, cross-checks, and re-anchoring stale labels.
 
 Gold labels name chunk ids, and chunk ids change whenever documents are re-chunked. A label
@@ -21,9 +22,9 @@ from typing import Any, Literal
 
 from .errors import InputError
 from .jsonio import line_of, read_jsonl
-from .schema import GoldEvidence, GoldRecord, Question
+from .schema import Chunk, GoldEvidence, GoldRecord, Question
 from .store import Index
-from .text import normalize, squash, term_pattern
+from .text import fold_text, squash, term_pattern
 
 AnchorStatus = Literal["ok", "also_in", "reanchored", "terms_only", "split", "lost_in_parsing",
                        "unanchored"]
@@ -37,10 +38,11 @@ class AnchoredEvidence:
     """One gold label after checking it against the index: its state and the evidence for it.
 
     ``chunk_ids`` are where the evidence is now: the chunks that each hold it alone
-    (alternatives: a hit on any of them finds the label), or, for a ``split`` claim, the two
-    adjacent chunks that hold it together; none when it is nowhere. ``candidates`` are the
-    other chunks worth a look (holders in other documents, the nearest chunks of an
-    unanchored label), with ``similarity`` beside them when they only resemble the label.
+    (alternatives: a hit on any of them finds the label), or, for a ``split`` claim, the
+    adjacent chunks (two or more) that hold it together; none when it is nowhere.
+    ``candidates`` are the other chunks worth a look (holders in other documents, the
+    nearest chunks of an unanchored label), with ``similarity`` beside them when they only
+    resemble the label.
     """
 
     label: GoldEvidence
@@ -48,7 +50,7 @@ class AnchoredEvidence:
     chunk_ids: list[str]
     reason: str = ""
     candidates: list[str] = field(default_factory=list)
-    split: bool = False  # the claim is held only by two adjacent chunks together
+    split: bool = False  # the claim is held only by adjacent chunks together
     similarity: list[float] = field(default_factory=list)  # one per candidate, or none
 
     @property
@@ -382,12 +384,12 @@ class _AnchorTexts:
         return texts
 
     @staticmethod
-    def _form(by: str) -> Callable[[str], str]:
-        return normalize if by == "support_claim" else squash
+    def form_of(by: str) -> Callable[[str], str]:
+        return fold_text if by == "support_claim" else squash
 
     def chunks(self, by: str) -> _Texts:
         if by not in self._chunks:
-            form = self._form(by)
+            form = self.form_of(by)
             self._chunks[by] = _Texts([form(c.text) for c in self.index.chunks])
         return self._chunks[by]
 
@@ -403,7 +405,7 @@ class _AnchorTexts:
     def pair_texts(self, by: str) -> _Texts:
         if by not in self._pair_texts:
             self.pairs()
-            form = self._form(by)
+            form = self.form_of(by)
             self._pair_texts[by] = _Texts([form(t) for t in self._joined])
         return self._pair_texts[by]
 
@@ -413,7 +415,7 @@ def _needle(label: GoldEvidence, by: str) -> tuple[str, Callable[[str], bool]]:
     literal every holding text contains, and the exact test on a text in that form
     (normalised for a claim, squashed for terms)."""
     if by == "support_claim" and label.support_claim:
-        claim = normalize(label.support_claim)
+        claim = fold_text(label.support_claim)
         return claim, lambda text: claim in text
     patterns = [term_pattern(t) for t in label.required_terms]
     if any(p is None for p in patterns):  # a blank term never matches
@@ -428,14 +430,9 @@ def _needle(label: GoldEvidence, by: str) -> tuple[str, Callable[[str], bool]]:
 def _adjacent_pairs(index: Index, doc_id: str) -> list[tuple[str, str, str]]:
     """(chunk_a, chunk_b, their joined text) for neighbouring chunks of a document."""
     chunks = index.chunks_of(doc_id)
-    pairs = []
-    for a, b in zip(chunks, chunks[1:], strict=False):
-        tail = b.text
-        if a.char_span and b.char_span:
-            overlap = a.char_span[1] - b.char_span[0]
-            tail = b.text[max(overlap, 0):]
-        pairs.append((a.chunk_id, b.chunk_id, a.text + tail))
-    return pairs
+    tails = chunk_tails(chunks)
+    return [(a.chunk_id, b.chunk_id, a.text + tail)
+            for a, b, tail in zip(chunks, chunks[1:], tails[1:], strict=False)]
 
 
 NEAREST = 3  # candidates an unanchored label lists
@@ -452,16 +449,23 @@ def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
       document (overlapping windows): all of them are gold, as alternatives.
     - ``reanchored``: the labelled chunk is gone or does not hold it; the chunks of one
       document that do become its gold (the label's ``doc_id`` first, then index order;
-      by ``required_terms``, the first of them only). Also a pair of adjacent chunks that
-      hold it together when neither is the labelled chunk.
-    - ``split``: no chunk holds it alone, but the labelled chunk and its neighbour do.
-    - ``terms_only``: the claim stands in no chunk or pair, but a chunk of the labelled
+      by ``required_terms``, the first of them only). Also a run of adjacent chunks that
+      hold it together when the labelled chunk is not one of them.
+    - ``split``: no chunk holds it alone, but a run of adjacent chunks holding the labelled
+      chunk does: the fewest such chunks (two, three, …; by ``required_terms``, two).
+
+    - ``terms_only``: the claim stands in no chunk or run, but a chunk of the labelled
       document holds every ``required_terms`` item (the labelled chunk first, else the first
       in ``seq`` order): anchored there, flagged as a paraphrase to review.
     - ``lost_in_parsing``: nothing holds it and the loader dropped content of the labelled
       document (the labelled chunk is kept if it exists).
     - ``unanchored``: none of these; the :data:`NEAREST` chunks most like the label are its
       ``candidates``, with their ``similarity`` (:meth:`_Texts.nearest`).
+
+    The labelled document (its chunk's, else its ``doc_id``) is searched first, for single
+    holders and then for runs; another document's chunks, alone then in pairs, only when it
+    has neither: a claim across two chunks of its paragraph stays there even when another
+    article repeats it in one chunk.
 
     Holders in other documents than the anchored one are ``candidates``, never gold. The
     search goes through look-ups built once per store (:class:`_AnchorTexts`), so a label
@@ -498,6 +502,13 @@ def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
                                 f"every one is gold{where}", elsewhere)
     why = ("chunk id not in the index" if not index.has(label.chunk_id)
            else f"chunk no longer holds the {by}")
+    here_doc = index.chunk(here[0]).doc_id if here else None
+    if first is not None and here_doc != first:
+        # The labelled document holds it in no single chunk: across its adjacent chunks
+        # before any chunk of another document (those are about another document).
+        run = _run_in(first, label, by, index, texts)
+        if run:
+            return _split(label, run, by, why, here + elsewhere)
     if here:
         gold = here if by == "support_claim" else here[:1]
         return AnchoredEvidence(label, "reanchored", gold, f"{why}; re-anchored by {by}{where}",
@@ -505,19 +516,19 @@ def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
     pair_texts = texts.pair_texts(by)
     pairs = texts.pairs()
     split = [(o, r) for r in pair_texts.rows_with(needle)
-             if (o := order(pairs[r][0])) is not None and holds(pair_texts.texts[r])]
+             if (o := order(pairs[r][0])) is not None and pairs[r][0] != first
+             and holds(pair_texts.texts[r])]
     if split:
         _, a, b = pairs[min(split)[1]]
-        status: AnchorStatus = "split" if label.chunk_id in (a, b) else "reanchored"
-        return AnchoredEvidence(label, status, [a, b], f"the {by} spans two "
-                                "adjacent chunks", [a, b], split=True)
+        return _split(label, [a, b], by, why, [])
     if by == "support_claim" and label.required_terms:
         by_terms = _term_holders(label, index, texts)
         if by_terms:
             at = label.chunk_id if label.chunk_id in by_terms else by_terms[0]
             return AnchoredEvidence(
-                label, "terms_only", [at], "the support_claim stands in no chunk, but every "
-                f"required_terms item stands in {at}: a paraphrase? review the claim",
+                label, "terms_only", [at], "the support_claim stands in no chunk and no run "
+                f"of adjacent chunks, but every required_terms item stands in {at}: the "
+                "claim is worded unlike the text (a paraphrase?); review the claim",
                 [c for c in by_terms if c != at])
     known_doc = bool(label.doc_id) and index.has_document(label.doc_id)
     doc = index.document(label.doc_id) if known_doc else None
@@ -528,11 +539,69 @@ def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
                                 f"{by} is in no chunk; the loader dropped {dropped} of "
                                 f"{doc.doc_id}")
     near = texts.chunks("support_claim").nearest(
-        normalize(label.support_claim or " ".join(label.required_terms)), NEAREST)
+        fold_text(label.support_claim or " ".join(label.required_terms)), NEAREST)
     return AnchoredEvidence(label, "unanchored", [], f"{why}; no chunk holds the {by}"
                             + ("; the nearest chunks are its candidates" if near else ""),
                             [index.chunks[r].chunk_id for r, _ in near],
                             similarity=[sim for _, sim in near])
+
+
+def _split(label: GoldEvidence, run: list[str], by: str, why: str,
+           elsewhere: list[str]) -> AnchoredEvidence:
+    """The label held by ``run``, adjacent chunks of one document together: ``split`` when
+    the labelled chunk is one of them, else ``reanchored`` onto them."""
+    n = "two" if len(run) == 2 else str(len(run))
+    held = f"the {by} spans {n} adjacent chunks, no chunk holds it alone"
+    where = "" if not elsewhere else (f"; {len(elsewhere)} chunk(s) of other documents hold "
+                                      "it alone (candidates, not gold)")
+    if label.chunk_id in run:
+        return AnchoredEvidence(label, "split", run, held + where, run + elsewhere, split=True)
+    return AnchoredEvidence(label, "reanchored", run, f"{why}; {held}{where}", run + elsewhere,
+                            split=True)
+
+
+def chunk_tails(chunks: Sequence[Chunk]) -> list[str]:
+    """Each chunk's text without the part it shares with the chunk before it (by their
+    ``char_span``; the whole text when a span is unknown): the first chunk's text, then
+    what each next one adds. Joined, consecutive chunks read as the document does."""
+    out = []
+    for prev, c in zip([None, *chunks], chunks, strict=False):
+        tail = c.text
+        if prev is not None and prev.char_span and c.char_span:
+            tail = c.text[max(prev.char_span[1] - c.char_span[0], 0):]
+        out.append(tail)
+    return out
+
+
+def _run_in(doc_id: str, label: GoldEvidence, by: str, index: Index,
+            texts: _AnchorTexts) -> list[str]:
+    """The fewest adjacent chunks of ``doc_id`` that hold the label together, the first such
+    run in ``seq`` order (two chunks, then three, …; by ``required_terms``, two only); []
+    when none. A run's inner chunks lie inside the claim, so a run is read only while
+    they fit in it: a short claim costs one pass over the document's pairs."""
+    needle, holds = _needle(label, by)
+    pairs, pair_texts = texts.pairs(), texts.pair_texts(by)
+    two = [r for r in pair_texts.rows_with(needle)
+           if pairs[r][0] == doc_id and holds(pair_texts.texts[r])]
+    if two:
+        return [pairs[min(two)][1], pairs[min(two)][2]]
+    if by != "support_claim":
+        return []
+    chunks = index.chunks_of(doc_id)
+    tails = chunk_tails(chunks)
+    form = texts.form_of(by)
+    inner = [len(form(t)) for t in tails]
+    for size in range(3, len(chunks) + 1):
+        read = False
+        for i in range(len(chunks) - size + 1):
+            if sum(inner[i + 1:i + size - 1]) > len(needle) + 2 * size:
+                continue  # the inner chunks alone are longer than the claim
+            read = True
+            if holds(form(chunks[i].text + "".join(tails[i + 1:i + size]))):
+                return [c.chunk_id for c in chunks[i:i + size]]
+        if not read:
+            break
+    return []
 
 
 def _term_holders(label: GoldEvidence, index: Index, texts: _AnchorTexts) -> list[str]:

@@ -81,6 +81,12 @@ class Document(_Record):
     dropped: dict[str, Count] = Field(default_factory=dict)
 
 
+# The one chunking default (characters per fixed-size window, and shared by neighbours): the
+# chunker's, the index command's, the config's ``index:`` block's and the importers'.
+DEFAULT_CHUNK_SIZE = 400
+DEFAULT_OVERLAP = 80
+
+
 class Chunk(_Record):
     chunk_id: Id
     doc_id: StrictStr
@@ -126,7 +132,9 @@ class Question(_LineRecord):
     query_type: StrictStr | None = None
     expected_answer: StrictStr | None = None
     expected_terms: list[StrictStr] = Field(default_factory=list)
-    must_contain: list[StrictStr] = Field(default_factory=list)
+    # an item is a string, or a list of alternatives of which the answer holds any one
+    must_contain: list[StrictStr | Annotated[list[StrictStr], Field(min_length=1)]] = Field(
+        default_factory=list)
     topic: StrictStr | None = None
     metadata: Metadata = Field(default_factory=dict)
 

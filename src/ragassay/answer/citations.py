@@ -31,8 +31,10 @@ from dataclasses import dataclass
 
 from ..schema import Chunk, Citation
 
-# "[doc::chunk-001]", "[1, 2]", "[Source 1; Source 3]": one or more markers in brackets.
-_BRACKETS = re.compile(r"\[([^\[\]\n]+)\]")
+BRACKETS = re.compile(r"\[([^\[\]\n]+)\]")
+"""One bracket of a reply (``[doc::chunk-001]``, ``[1, 2]``, ``[Source 1; Source 3]``: one or
+more markers), its inside as group 1: the one pattern that finds inline markers, for the
+citation parser here and for the answer metrics, which read the text without them."""
 _SPLIT = re.compile(r"[,;]\s*|\s+(?:and|und|및|와|과)\s+", re.IGNORECASE)
 _NUMBERED = re.compile(r"(?:(?:sources?|src|docs?|documents?|quelle|출처|문서|자료)\s*[#:]?\s*"
                        r"|#)?(\d+)", re.IGNORECASE)
@@ -89,7 +91,7 @@ def reply_markers(text: str, context: Sequence[Chunk]) -> list[Mapped]:
     """Every citation marker of ``text`` in order of appearance (brackets split at ``,``
     ``;`` and ``and``), mapped with :func:`map_citation`; non-citation brackets left out."""
     out = []
-    for bracket in _BRACKETS.finditer(text):
+    for bracket in BRACKETS.finditer(text):
         for part in _SPLIT.split(bracket.group(1)):
             mapped = map_citation(part, context)
             if mapped is not None:

@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Protocol
 
 from ..schema import Answer, Chunk, Citation
-from ..text import Language, content_words, guess_language, normalize, split_sentences
+from ..text import Language, content_words, fold_text, guess_language, split_sentences
 
 DECLINE_TEXT: dict[Language, str] = {
     "ko": "제공된 문서에서 답을 찾을 수 없습니다.",
@@ -47,6 +47,7 @@ class _Candidate:
     position: int
     chunk: Chunk
     sentence: str
+    norm: str  # the sentence normalised
 
     @property
     def key(self) -> tuple[float, int, int]:
@@ -58,9 +59,13 @@ def sentence_support(question_words: Sequence[str], sentence: str) -> float:
     """Share of the question's content words that occur in the sentence (as substrings of
     the normalised sentence, so a Korean stem matches inside a compound or before a
     particle). 0.0 when the question has no content words."""
+    return _support(question_words, fold_text(sentence))
+
+
+def _support(question_words: Sequence[str], hay: str) -> float:
+    """:func:`sentence_support` of a sentence normalised already."""
     if not question_words:
         return 0.0
-    hay = normalize(sentence)
     return sum(w in hay for w in question_words) / len(question_words)
 
 
@@ -105,28 +110,29 @@ class ExtractiveAnswerer:
         if not words:
             return []
         candidates = [
-            _Candidate(sentence_support(words, sentence), rank, pos, chunk, sentence)
+            _Candidate(_support(words, norm), rank, pos, chunk, sentence, norm)
             for rank, chunk in enumerate(context)
-            for pos, sentence in enumerate(_sentences(chunk.text))
+            for pos, (sentence, norm) in enumerate(_sentences(chunk.text))
         ]
         chosen: list[_Candidate] = []
         seen: set[str] = set()
         for cand in sorted(candidates, key=lambda c: c.key):
             if cand.support < self.min_support or len(chosen) == self.max_sentences:
                 break
-            norm = normalize(cand.sentence)
-            if norm in seen:
+            if cand.norm in seen:
                 continue
-            seen.add(norm)
+            seen.add(cand.norm)
             chosen.append(cand)
         return chosen
 
 
-@lru_cache(maxsize=4096)  # a chunk is in the context of many questions
-def _sentences(text: str) -> tuple[str, ...]:
+@lru_cache(maxsize=16384)  # a chunk is in the context of many questions
+def _sentences(text: str) -> tuple[tuple[str, str], ...]:
+    """The chunk's sentences to quote, each with its normalised text (read once a chunk,
+    not once a question)."""
     out = []
     for a, b in split_sentences(text):
         sentence = _LEADING_MARKER.sub("", text[a:b]).strip()
         if sentence:
-            out.append(sentence)
+            out.append((sentence, fold_text(sentence)))
     return tuple(out)

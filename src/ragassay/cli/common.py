@@ -12,8 +12,8 @@ import typer
 from rich.markup import escape
 from typer.core import TyperCommand, TyperGroup
 
-from .. import cli
 from ..errors import BAD_INPUT, INTERNAL_ERROR, InputError
+from . import consoles
 
 T = TypeVar("T")
 
@@ -31,17 +31,17 @@ def _flags_without_metavar(params: list[Any]) -> list[Any]:
     return params
 
 
-class _Command(TyperCommand):
+class CliCommand(TyperCommand):
     def get_params(self, ctx: Any) -> list[Any]:
         return _flags_without_metavar(super().get_params(ctx))
 
 
-class _Group(TyperGroup):
+class CliGroup(TyperGroup):
     def get_params(self, ctx: Any) -> list[Any]:
         return _flags_without_metavar(super().get_params(ctx))
 
 
-def _quiet_pypdf() -> None:
+def quiet_pypdf() -> None:
     """pypdf logs its own complaints ("EOF marker not found") before ragassay's one-line
     error names the file; the CLI prints only the latter."""
     import logging
@@ -49,13 +49,13 @@ def _quiet_pypdf() -> None:
     logging.getLogger("pypdf").setLevel(logging.ERROR)
 
 
-def _guard(fn: Callable[[], T]) -> T:
+def run_guarded(fn: Callable[[], T]) -> T:
     """Bad input → one line on stderr and exit 2; any other exception is a bug of ours:
     exit 4, with the traceback under ``--debug``."""
     try:
         return fn()
     except InputError as exc:
-        cli.err.print(f"[bold red]error:[/] {escape(str(exc))}")
+        consoles.err.print(f"[bold red]error:[/] {escape(str(exc))}")
         raise typer.Exit(BAD_INPUT) from None
     except (typer.Exit, KeyboardInterrupt):
         raise
@@ -63,8 +63,8 @@ def _guard(fn: Callable[[], T]) -> T:
         if os.environ.get("RAGASSAY_DEBUG") == "1":
             import traceback
 
-            cli.err.print(escape(traceback.format_exc()))
-        cli.err.print(f"[bold red]internal error:[/] {escape(f'{type(exc).__name__}: {exc}')} "
+            consoles.err.print(escape(traceback.format_exc()))
+        consoles.err.print(f"[bold red]internal error:[/] {escape(f'{type(exc).__name__}: {exc}')} "
                   "(a bug in ragassay; rerun with --debug for the traceback)")
         raise typer.Exit(INTERNAL_ERROR) from None
 
@@ -84,21 +84,21 @@ ProgressOpt = Annotated[bool | None, typer.Option(
     help="Progress bars on stderr (default: on when stderr is a terminal).")]
 
 
-def _progress_on(progress: bool | None) -> bool:
+def progress_on(progress: bool | None) -> bool:
     from ..progress import stderr_is_terminal
 
     return stderr_is_terminal() if progress is None else progress
 
 
-def _with_progress(progress: bool | None, fn: Callable[[], T]) -> T:
-    """``fn()`` under ``_guard``, drawing progress as ``--progress/--no-progress`` says."""
+def with_progress(progress: bool | None, fn: Callable[[], T]) -> T:
+    """``fn()`` under ``run_guarded``, drawing progress as ``--progress/--no-progress`` says."""
     from ..progress import enabled_for
 
-    with enabled_for(_progress_on(progress)):
-        return _guard(fn)
+    with enabled_for(progress_on(progress)):
+        return run_guarded(fn)
 
 
-def _load(config: Path, predictions: Path | None = None, chunks: Path | None = None,
+def load_cli_config(config: Path, predictions: Path | None = None, chunks: Path | None = None,
           k: int | None = None, lenient: bool = False, executor: ExecutorName | None = None,
           workers: int | None = None) -> Any:
     """The config with the command-line values applied, then checked."""

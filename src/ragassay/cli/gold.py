@@ -9,16 +9,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
-from .. import cli
 from ..errors import GATE_FAILED
-from .common import Format, FormatOpt, _Group, _guard
-from .output import _print_json, _table
+from . import consoles
+from .common import CliGroup, Format, FormatOpt, run_guarded
+from .output import print_json, show_table
 
 if TYPE_CHECKING:
     from ..gold import QuestionGold
     from ..schema import Question
 
-app = typer.Typer(no_args_is_help=True, cls=_Group,
+app = typer.Typer(no_args_is_help=True, cls=CliGroup,
                   help="Check gold labels against an index or chunk file, and repair them.")
 
 GoldOpt = Annotated[Path, typer.Option("--gold", help="Gold evidence JSONL.")]
@@ -69,8 +69,8 @@ def audit(gold_path: GoldOpt, questions_path: QuestionsOpt, index_dir: IndexOpt 
     from ..report.summary import GOLD_HEADER, GOLD_TITLE, gold_line, gold_rows
 
     if out_file is not None:
-        _guard(lambda: _not_an_input(out_file, gold_path, questions_path))
-    questions, anchored, _ = _guard(lambda: _anchored(gold_path, questions_path, index_dir,
+        run_guarded(lambda: _not_an_input(out_file, gold_path, questions_path))
+    questions, anchored, _ = run_guarded(lambda: _anchored(gold_path, questions_path, index_dir,
                                                       chunks_path))
     report = {"gold_path": str(gold_path), "questions_path": str(questions_path),
               "evidence": str(index_dir if index_dir is not None else chunks_path),
@@ -78,13 +78,13 @@ def audit(gold_path: GoldOpt, questions_path: QuestionsOpt, index_dir: IndexOpt 
     if out_file is not None:
         write_text(out_file, json_text(report))
     if output_format is Format.json:
-        _print_json(report)
+        print_json(report)
     else:
         labels = sorted([*report["reanchored"], *report["ok"]],
                         key=lambda m: (_order(questions)[m["question_id"]], m["label"]))
-        _table(GOLD_TITLE, GOLD_HEADER, gold_rows(labels),
+        show_table(GOLD_TITLE, GOLD_HEADER, gold_rows(labels),
                left=["labelled chunk", "state", "gold now", "evidence"])
-        cli.out.print(escape(gold_line(report)), soft_wrap=True, highlight=False)
+        consoles.out.print(escape(gold_line(report)), soft_wrap=True, highlight=False)
     if report["unusable"]:
         raise typer.Exit(GATE_FAILED)
 
@@ -118,20 +118,20 @@ def fix(gold_path: GoldOpt, questions_path: QuestionsOpt,
     from ..atomic import write_text
     from ..gold import fixed_gold_text, label_fixes
 
-    _guard(lambda: _not_an_input(out_file, gold_path, questions_path))
-    questions, anchored, store = _guard(lambda: _anchored(gold_path, questions_path,
+    run_guarded(lambda: _not_an_input(out_file, gold_path, questions_path))
+    questions, anchored, store = run_guarded(lambda: _anchored(gold_path, questions_path,
                                                           index_dir, chunks_path))
     fixes = label_fixes(questions, anchored)
-    _guard(lambda: write_text(out_file, fixed_gold_text(gold_path, fixes, store)))
+    run_guarded(lambda: write_text(out_file, fixed_gold_text(gold_path, fixes, store)))
     for f in fixes:
-        cli.out.print(escape(f.line()), soft_wrap=True, highlight=False)
+        consoles.out.print(escape(f.line()), soft_wrap=True, highlight=False)
     left = [(qid, i, ev) for qid, g in anchored.items() for i, ev in enumerate(g.evidence)
             if ev.status in ("lost_in_parsing", "unanchored")]
     for qid, i, ev in left:
-        cli.err.print(f"kept: {escape(qid)} label {i} ({ev.status}): {escape(ev.reason)}",
-                      soft_wrap=True, highlight=False)
-    cli.err.print(f"{len(fixes)} label(s) moved, {len(left)} left for a person → "
-                  f"{escape(str(out_file))}")
+        consoles.err.print(f"kept: {escape(qid)} label {i} ({ev.status}): {escape(ev.reason)}",
+                           soft_wrap=True, highlight=False)
+    consoles.err.print(f"{len(fixes)} label(s) moved, {len(left)} left for a person → "
+                       f"{escape(str(out_file))}")
 
 
 app.command()(audit)

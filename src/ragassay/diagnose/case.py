@@ -1,62 +1,33 @@
-"""The taxonomy's 24 labels, and `Case`: one question's evidence and the facts detectors share."""
+"""`Case`: one question's evidence and the facts detectors share (the labels are registered
+by their detectors, :mod:`ragassay.diagnose.registry`)."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..checks import Checks
-from ..config import DiagnoseConfig
 from ..gold import QuestionGold
+from ..metrics.answer import holds_item
 from ..schema import Answer, Question
 from ..store import Index
 
-RETRIEVAL = (
-    "retrieval_failure.gold_evidence_not_in_top_k",
-    "retrieval_failure.gold_evidence_ranked_too_low",
-    "retrieval_failure.wrong_similar_clause",
-    "retrieval_failure.chunk_boundary_split",
-    "retrieval_failure.query_wording_mismatch",
-    "retrieval_failure.multi_chunk_evidence_missing",
-)
-PARSING = (
-    "parsing_failure.table_content_lost",
-    "parsing_failure.figure_content_ignored",
-    "parsing_failure.page_metadata_missing",
-    "parsing_failure.header_footer_noise",
-    "parsing_failure.korean_english_mixed_text_issue",
-)
-CITATION = (
-    "citation_failure.correct_answer_wrong_citation",
-    "citation_failure.insufficient_citation",
-    "citation_failure.missing_page_number",
-    "citation_failure.citation_does_not_support_claim",
-    "citation_failure.vague_citation_for_multiple_claims",
-)
-ANSWER = (
-    "answer_failure.hallucinated_requirement",
-    "answer_failure.partial_answer",
-    "answer_failure.overconfident_weak_evidence",
-    "answer_failure.wrong_synthesis",
-    "answer_failure.failed_to_abstain",
-)
-EVALUATION = (
-    "evaluation_failure.no_gold_evidence",
-    "evaluation_failure.metric_missing",
-    "evaluation_failure.failure_case_not_saved",
-)
-LABELS: tuple[str, ...] = RETRIEVAL + PARSING + CITATION + ANSWER + EVALUATION
 
-# Labels no detector can fire, and why; they are counted (always 0) so the schema stays whole.
-UNOBSERVABLE: dict[str, str] = {
-    "evaluation_failure.failure_case_not_saved": (
-        "a run folder is written to a temporary folder and swapped into place atomically, so "
-        "a run either saves every failure case or leaves the folder as it was"
-    ),
-}
+@dataclass(frozen=True)
+class Evidence:
+    """One piece of gold evidence: its chunks, and whether they are needed ``together``
+    (a claim split across adjacent chunks) or each one is enough (alternatives)."""
+
+    chunk_ids: list[str]
+    together: bool
+
+    def met_by(self, chunk_ids: set[str]) -> bool:
+        """Are these chunks (retrieved, cited) enough for this piece?"""
+        if self.together:
+            return all(c in chunk_ids for c in self.chunk_ids)
+        return any(c in chunk_ids for c in self.chunk_ids)
 
 
 @dataclass
@@ -83,15 +54,38 @@ class Case:
     def gold_ids(self) -> list[str]:
         return [cid for cid, g in self.gold.grades.items() if g >= 1]
 
-    def gold_items(self) -> dict[str, list[str]]:
-        """The relevant gold as items: the chunk an item is counted under → its chunks (one
-        for most labels; every holder of a label held by several chunks, see
-        :attr:`QuestionGold.alternatives`)."""
+    def gold_items(self) -> list[Evidence]:
+        """The relevant gold as pieces of evidence: the chunks that each hold one label
+        alone are one piece, any of them enough (:attr:`QuestionGold.alternatives`); the
+        adjacent chunks of a ``split`` label are one piece, needed together; every other
+        gold chunk is a piece of its own. In order of the gold chunks."""
         same = self.gold.alternatives
-        items: dict[str, list[str]] = {}
+        groups: dict[str, list[str]] = {}
         for cid in self.gold_ids:
-            items.setdefault(same.get(cid, cid), []).append(cid)
-        return items
+            groups.setdefault(same.get(cid, cid), []).append(cid)
+        runs = [ev.chunk_ids for ev in self.gold.evidence if ev.split and ev.label.grade >= 1]
+        in_run = {c: run for run in runs for c in run}
+        out: list[Evidence] = []
+        for key, chunks in groups.items():
+            run = in_run.get(key)
+            if run is None:
+                out.append(Evidence(chunks, together=False))
+            elif run[0] == key:  # a run is listed once, at its first chunk
+                out.append(Evidence(list(run), together=True))
+        return out
+
+    def covers_answer(self, chunk_ids: list[str]) -> bool:
+        """Do these chunks hold what the answer had to say? True when the answer is right
+        and each ``must_contain`` item stands in one of them; without ``must_contain``, when
+        each ``required_terms`` item of the gold labels does (and there is one). A
+        multi-chunk label is then covered although some of its chunks are not there: its
+        other chunks hold the rest of the sentence, not the answer."""
+        texts = [self.text(c) for c in chunk_ids]
+        if self.question.must_contain:
+            return self.answer_scores.get("correct") == 1 and all(
+                any(holds_item(t, item) for t in texts) for item in self.question.must_contain)
+        terms = [t for ev in self.gold.evidence for t in ev.label.required_terms]
+        return bool(terms) and all(any(holds_item(t, term) for t in texts) for term in terms)
 
     @property
     def first_gold_rank(self) -> int:
@@ -127,13 +121,12 @@ class Case:
         return per_doc[doc_id]
 
 
-Detector = Callable[[Case, DiagnoseConfig], "dict[str, Any] | None"]
 
 
 _DIGITS = re.compile(r"\d+")
 
 
-def _line_key(line: str) -> str:
+def line_key(line: str) -> str:
     return _DIGITS.sub("#", " ".join(line.split()))
 
 
@@ -141,7 +134,7 @@ def repeated_lines(index: Index, doc_id: str, min_count: int = 3) -> set[str]:
     """Lines (digits folded) that occur at least `min_count` times in a document."""
     counts: Counter[str] = Counter()
     for line in document_text(index, doc_id).splitlines():
-        key = _line_key(line)
+        key = line_key(line)
         if len(key) >= 5:
             counts[key] += 1
     return {k for k, n in counts.items() if n >= min_count}

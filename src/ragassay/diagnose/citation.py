@@ -7,10 +7,12 @@ from typing import Any
 from ..config import DiagnoseConfig
 from ..text import split_sentences
 from .case import Case
+from .registry import detects
 
 # --- citation ------------------------------------------------------------------------
 
 
+@detects("citation_failure")
 def correct_answer_wrong_citation(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """The answer is right but cites no gold chunk."""
     if case.answer_scores.get("correct") != 1 or not case.supported or not case.gold_ids:
@@ -20,22 +22,26 @@ def correct_answer_wrong_citation(case: Case, cfg: DiagnoseConfig) -> dict[str, 
     return {"cited": case.cited, "gold_chunk_ids": case.gold_ids}
 
 
+@detects("citation_failure")
 def insufficient_citation(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
-    """A supported answer with no citation, or one that leaves retrieved gold evidence uncited."""
+    """A supported answer with no citation, or one that leaves retrieved gold evidence uncited
+    while its cited chunks do not hold what the answer says (:meth:`Case.covers_answer`)."""
     if not case.supported:
         return None
     if not case.cited:
         return {"reason": "supported answer cites nothing"}
-    items = case.gold_items()  # chunks holding the same label alone: citing one suffices
+    pieces = case.gold_items()  # alternatives: citing one suffices; a split label: one piece
     cited = set(case.cited)
-    uncited = [c for item in items.values() if not cited.intersection(item)
-               for c in item if c in case.context_ids]
-    if len(items) >= 2 and uncited and cited & set(case.gold_ids):
+    uncited = [c for piece in pieces if not piece.met_by(cited)
+               for c in piece.chunk_ids if c in case.context_ids and c not in cited]
+    several = len(pieces) >= 2 or any(p.together for p in pieces)
+    if several and uncited and cited & set(case.gold_ids) and not case.covers_answer(case.cited):
         return {"reason": "part of the multi-chunk evidence is in the context but not cited",
                 "uncited_gold": uncited}
     return None
 
 
+@detects("citation_failure")
 def missing_page_number(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """A citation without a page, although its document has pages."""
     out = []
@@ -50,6 +56,7 @@ def missing_page_number(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | Non
     return {"citations": out} if out else None
 
 
+@detects("citation_failure")
 def citation_does_not_support_claim(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """The cited source cannot support the answer: a number not in it, or a source never seen."""
     reason = case.answer_scores.get("groundedness_reason") or ""
@@ -58,6 +65,7 @@ def citation_does_not_support_claim(case: Case, cfg: DiagnoseConfig) -> dict[str
     return {"groundedness_reason": reason, "cited": case.cited}
 
 
+@detects("citation_failure")
 def vague_citation_for_multiple_claims(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """Several sentences and several sources, but no inline marker says which backs which
     (a citation read from the text, such as the LLM answerer's ``[1]``, carries ``raw``)."""

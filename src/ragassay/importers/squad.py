@@ -9,12 +9,17 @@ Layout read (the three share it; v2 adds ``is_impossible``)::
 
 - each paragraph becomes a document ``<slug of the title>-pNNN`` (NNN: the paragraph's
   position in its article, from 1), its title the article's;
-- an answerable question gets ``must_contain`` = one answer: the first whose text stands in
-  every other answer of the question (``Denver Broncos`` among ``the Denver Broncos``), else
-  the first; all answers are kept in ``metadata.answers``; ``expected_answer`` is that text;
-- its gold label: the sentence holding that answer is the ``support_claim``, the answer text
-  the ``required_terms``, the chunk of the default chunking holding the sentence the
-  ``chunk_id`` (:func:`~ragassay.importers.common.claim_label`);
+- an answerable question gets one ``must_contain`` item holding every annotator's answer as
+  an alternative (a right reply holds any one of them), without the answers that hold
+  another one (``the Denver Broncos`` goes when ``Denver Broncos`` is there: a reply holding
+  the first holds the second); a single string when one is left. All answers are kept in
+  ``metadata.answers``;
+- its gold label: the sentence that most annotators' answers stand in (ties: the earliest
+  annotator's) is the ``support_claim``, so one annotator's odd offset does not move the
+  evidence; the answer there (the first whose text stands in every other answer of that
+  sentence, else the first) is the ``required_terms`` and the ``expected_answer``; the
+  chunk of the default chunking holding the sentence is the ``chunk_id``
+  (:func:`~ragassay.importers.common.claim_label`);
 - ``is_impossible: true`` (or no answer at all) → ``answerable: false`` with gold ``[]``.
 
 An answer whose ``text`` is not ``context[answer_start:answer_start + len(text)]`` is bad
@@ -27,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..ingest.document import normalize
+from ..ingest.document import normalize_nfc
 from ..ingest.loaders import slugify
 from ..jsonio import read_json
 from ..schema import GoldRecord
@@ -38,6 +43,7 @@ from .common import (
     ImportedSet,
     Skipped,
     claim_label,
+    claim_span,
     jpath,
     make_question,
     need,
@@ -46,11 +52,33 @@ from .common import (
 
 
 def _pick_answer(texts: list[str]) -> int:
-    """Index of the answer a right reply must contain (see the module docstring)."""
+    """Index of the answer the label names (see the module docstring)."""
     for i, text in enumerate(texts):
         if all(contains_term(other, text) for other in texts):
             return i
     return 0
+
+
+def _alternatives(texts: list[str]) -> list[str]:
+    """The distinct answers without those that hold another one, in order of appearance."""
+    keep: list[str] = []
+    for text in dict.fromkeys(texts):
+        if any(contains_term(text, k) for k in keep):
+            continue  # a reply holding ``text`` holds ``k``: ``text`` adds nothing
+        keep = [k for k in keep if not contains_term(k, text)]
+        keep.append(text)
+    return keep
+
+
+def _majority_spans(context: str, spans: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """The answers that stand in the sentence most answers stand in (ties: the earliest
+    answer's sentence), in annotator order."""
+    sentence = [claim_span(context, a, a + len(t)) for t, a in spans]
+    votes: dict[tuple[int, int], int] = {}
+    for s in sentence:
+        votes[s] = votes.get(s, 0) + 1
+    best = max(votes, key=lambda s: (votes[s], -sentence.index(s)))
+    return [span for span, s in zip(spans, sentence, strict=True) if s == best]
 
 
 def _doc_id(title: str, article: int, paragraph: int) -> str:
@@ -77,7 +105,7 @@ def read_squad(path: str | Path, *, skip_bad: bool = False,
     for ai, article in enumerate(articles):
         at = jpath("data", ai)
         need(article, dict, p, at, what="an article {title, paragraphs}")
-        title = normalize(need(article.get("title", ""), str, p, jpath(at, "title"),
+        title = normalize_nfc(need(article.get("title", ""), str, p, jpath(at, "title"),
                                what="a string")).strip()
         paragraphs = need(article.get("paragraphs"), list, p, jpath(at, "paragraphs"),
                           what="a list of paragraphs")
@@ -133,18 +161,20 @@ def _read_question(out: ImportedSet, p: Path, qt: str, qa: Any, doc_id: str, tit
             out.skipped.append(Skipped(qid, f"{p}: {at}", reason))
             return
         # Offsets into the NFC text: NFC of the prefix, for the rare decomposed context.
-        a = len(normalize(raw[:start]))
-        spans.append((context[a:a + len(normalize(text))], a))
+        a = len(normalize_nfc(raw[:start]))
+        spans.append((context[a:a + len(normalize_nfc(text))], a))
     question = {"question_id": qid, "question": qa.get("question"),
                 "answerable": not impossible and bool(spans), "topic": title or None,
                 "query_type": "unanswerable" if impossible or not spans else "extractive"}
     if not isinstance(question["question"], str):
         need(question["question"], str, p, jpath(qt, "question"), what="a string")
-    question["question"] = normalize(question["question"]).strip()
+    question["question"] = normalize_nfc(question["question"]).strip()
     if question["answerable"]:
-        pick = _pick_answer([t for t, _ in spans])
-        text, a = spans[pick]
-        question.update(must_contain=[text], expected_answer=text,
+        majority = _majority_spans(context, spans)
+        text, a = majority[_pick_answer([t for t, _ in majority])]
+        alternatives = _alternatives([t for t, _ in spans])
+        must: str | list[str] = alternatives[0] if len(alternatives) == 1 else alternatives
+        question.update(must_contain=[must], expected_answer=text,
                         metadata={"answers": list(dict.fromkeys(t for t, _ in spans)),
                                   "doc_id": doc_id})
         label = claim_label(doc_id, context, a, a + len(text), required_terms=[text],

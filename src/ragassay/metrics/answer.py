@@ -13,6 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..answer.citations import BRACKETS
 from ..schema import Answer, Question
 from ..text import contains_term
 from .numbers import extract_numbers, number_supported
@@ -48,13 +49,11 @@ answers ("no information is shared with third parties")."""
 
 DECLINED_STATUSES = frozenset({"insufficient", "abstained"})
 
-# "[doc::chunk-001]", "[a, b]": one or more ids in square brackets.
-_INLINE_MARKER = re.compile(r"\[([^\[\]\n]+)\]")
 _ID_SPLIT = re.compile(r"[,;]\s*")
 
 
 def _inline_ids(text: str) -> list[str]:
-    return [part.strip() for m in _INLINE_MARKER.finditer(text)
+    return [part.strip() for m in BRACKETS.finditer(text)
             for part in _ID_SPLIT.split(m.group(1)) if part.strip()]
 
 
@@ -82,15 +81,31 @@ def strip_markers(text: str) -> str:
     Each marker becomes a line break, so that a list number after it (``… [a] 2. Die …``)
     is again at the start of a line, where number extraction ignores list markers.
     """
-    return _INLINE_MARKER.sub("\n", text)
+    return BRACKETS.sub("\n", text)
 
 
 def is_declined(answer: Answer,
                 decline_phrases: Sequence[str] = DEFAULT_DECLINE_PHRASES) -> bool:
-    """Status ``insufficient``/``abstained``, or a text holding a decline phrase."""
-    if answer.status in DECLINED_STATUSES:
-        return True
-    return any(contains_term(answer.text, p) for p in decline_phrases)
+    """Status ``insufficient``/``abstained``, or a text (markers removed) holding a decline
+    phrase."""
+    return _declines(answer.status, strip_markers(answer.text), decline_phrases)
+
+
+def _declines(status: str, plain: str, decline_phrases: Sequence[str]) -> bool:
+    return status in DECLINED_STATUSES or any(contains_term(plain, p) for p in decline_phrases)
+
+
+def item_alternatives(item: str | Sequence[str]) -> list[str]:
+    """The texts that satisfy one ``must_contain`` item: the item itself, or each of its
+    alternatives when it is a list (``["Denver Broncos", "the Broncos"]``: any one)."""
+    return [item] if isinstance(item, str) else list(item)
+
+
+def holds_item(text: str, item: str | Sequence[str]) -> bool:
+    """Does ``text`` hold the ``must_contain`` item (one of its alternatives)? Matched with
+    :func:`ragassay.text.contains_term`; pass the text without its markers
+    (:func:`strip_markers`), as :func:`score_answer` does."""
+    return any(contains_term(text, alt) for alt in item_alternatives(item))
 
 
 @dataclass
@@ -105,7 +120,7 @@ class AnswerScores:
     groundedness_reason: str = ""
     answer_relevancy: float | None = None
     correct: int | None = None
-    must_contain_found: list[str] = field(default_factory=list)
+    must_contain_found: list[str | list[str]] = field(default_factory=list)
     citation_accuracy: float | None = None
     hallucination_flag: int | None = None
     unanswerable_detection_flag: int | None = None
@@ -116,10 +131,10 @@ class AnswerScores:
         return asdict(self)
 
 
-def _unsupported_numbers(answer_text: str, cited: Sequence[str],
+def _unsupported_numbers(plain: str, cited: Sequence[str],
                          chunk_texts: Mapping[str, str]) -> list[str]:
     sources = [q for cid in cited for q in extract_numbers(chunk_texts.get(cid, ""))]
-    return [q.raw for q in extract_numbers(strip_markers(answer_text))
+    return [q.raw for q in extract_numbers(plain)
             if not number_supported(q, sources)]
 
 
@@ -158,11 +173,15 @@ def score_answer(
       "source not in context: <id>"; a number in the answer (inline markers removed)
       that the cited chunks do not hold (:func:`~.numbers.number_supported`) → 0
       "number <raw> not in source"; else 1.
+    - The text checks below (and ``declined``, and the numbers above) read the answer
+      without its inline ``[...]`` markers (:func:`strip_markers`): a chunk id names no
+      answer.
     - ``answer_relevancy`` = |expected_terms found in the answer| / |expected_terms|;
       None without expected terms.
     - ``correct``: answerable → 1 when the answer is not declined and holds every
-      ``must_contain`` item, None when there are none; unanswerable → 1 when declined.
-    - ``must_contain_found``: the ``must_contain`` items the answer holds.
+      ``must_contain`` item (an item that is a list of alternatives: any one of them,
+      :func:`holds_item`), None when there are none; unanswerable → 1 when declined.
+    - ``must_contain_found``: the ``must_contain`` items the answer holds, as written.
     - ``citation_accuracy`` = |cited ∩ gold| / |cited|; None when nothing is cited or the
       question has no gold.
     - ``hallucination_flag``: 1 when an unanswerable question gets a non-declined answer,
@@ -176,11 +195,14 @@ def score_answer(
     """
     known = chunk_texts.keys()
     cited = cited_chunk_ids(answer, known)
-    declined = is_declined(answer, decline_phrases)
+    # Every check of the text reads it without its markers, stripped here once: a marker is
+    # no part of what the answer says ("[paris-p001::chunk-001]" does not name Paris).
+    plain = strip_markers(answer.text)
+    declined = _declines(answer.status, plain, decline_phrases)
     context = set(context_ids)
     gold = set(gold_ids)
 
-    unsupported = [] if declined else _unsupported_numbers(answer.text, cited, chunk_texts)
+    unsupported = [] if declined else _unsupported_numbers(plain, cited, chunk_texts)
     grounded, reason = _groundedness(declined, cited, context, unsupported)
     if cited:
         faithful = int(all(cid in context for cid in cited))
@@ -188,9 +210,9 @@ def score_answer(
         faithful = int(declined)
 
     terms = question.expected_terms
-    relevancy = (sum(contains_term(answer.text, t) for t in terms) / len(terms)
+    relevancy = (sum(contains_term(plain, t) for t in terms) / len(terms)
                  if terms else None)
-    found = [m for m in question.must_contain if contains_term(answer.text, m)]
+    found = [m for m in question.must_contain if holds_item(plain, m)]
     if question.answerable:
         must = question.must_contain
         correct = (int(not declined and len(found) == len(must)) if must else None)

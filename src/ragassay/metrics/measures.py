@@ -129,7 +129,8 @@ _TABLE: tuple[MeasureInfo, ...] = (
         "(None without expected terms)"),
     MeasureInfo(
         "correct", "answer", "answerable: 1 when not declined and holding every must_contain "
-        "item (None without must_contain); unanswerable: 1 when declined"),
+        "item, any one alternative of a list item, markers removed (None without "
+        "must_contain); unanswerable: 1 when declined"),
     MeasureInfo(
         "citation_accuracy", "answer", "|cited ∩ gold| / |cited| (None when nothing is cited "
         "or there is no gold)"),
