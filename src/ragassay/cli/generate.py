@@ -11,12 +11,20 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from .. import cli
 from ..errors import NOT_MEASURED, InputError
-from .common import ForceOpt, ProgressOpt, _Command, _Group, _guard, _progress_on, _with_progress
-from .output import _table
+from . import consoles
+from .common import (
+    CliCommand,
+    CliGroup,
+    ForceOpt,
+    ProgressOpt,
+    progress_on,
+    run_guarded,
+    with_progress,
+)
+from .output import show_table
 
-app = typer.Typer(cls=_Group, invoke_without_command=True,
+app = typer.Typer(cls=CliGroup, invoke_without_command=True,
                   help="Generate a test set (questions, verified gold, configs) from your "
                        "documents with an LLM, then review it in generation.html.")
 
@@ -122,12 +130,12 @@ def generate_cmd(
             return generate_set(source, client, out, n=n, seed=seed, kinds=mix,
                                 chunk_size=chunk_size, overlap=overlap, oversample=oversample,
                                 structured=structured, force=force, command=_command(),
-                                progress=stage.advance, index_progress=_progress_on(progress))
+                                progress=stage.advance, index_progress=progress_on(progress))
 
-    gen = _with_progress(progress, go)
+    gen = with_progress(progress, go)
     _summary(gen, out)
     if gen.short:
-        cli.err.print(f"[yellow]kept {len(gen.kept)} of {n} items asked[/] "
+        consoles.err.print(f"[yellow]kept {len(gen.kept)} of {n} items asked[/] "
                       f"({escape(gen.stopped or '')}); the set is written: review it, or "
                       "rerun with a larger --oversample, other --kinds or a stronger model")
         raise typer.Exit(NOT_MEASURED)
@@ -138,21 +146,21 @@ def _summary(gen: Any, out: Path | None) -> None:
 
     kinds = [(k, gen.quotas[k], sum(r.candidate.kind == k for r in gen.kept))
              for k in gen.quotas]
-    _table("kinds", ("kind", "asked", "kept"), kinds, left=("kind",))
+    show_table("kinds", ("kind", "asked", "kept"), kinds, left=("kind",))
     drops = [(k, v) for k, v in drop_counts(gen.records).items() if v]
     if drops:
-        _table("dropped", ("reason", "candidates"), drops, left=("reason",))
+        show_table("dropped", ("reason", "candidates"), drops, left=("reason",))
     u = gen.usage
     cost = "" if u.cost is None else f", cost {u.cost:.4f}"
-    cli.err.print(f"kept {len(gen.kept)} of {gen.options.n} from {len(gen.records)} "
+    consoles.err.print(f"kept {len(gen.kept)} of {gen.options.n} from {len(gen.records)} "
                   f"candidates; {u.calls} calls ({u.cached} cached), "
                   f"{u.prompt_tokens + u.completion_tokens} tokens{cost} → {escape(str(out))}")
     if gen.kept:
-        cli.err.print(f"next: open {escape(str(out))}/generation.html, then `ragassay run -c "
+        consoles.err.print(f"next: open {escape(str(out))}/generation.html, then `ragassay run -c "
                       f"{escape(str(out))}/config.yaml`")
 
 
-@app.command("apply", cls=_Command)
+@app.command("apply", cls=CliCommand)
 def apply_cmd(
         decisions: Annotated[Path, typer.Argument(
             help="The decisions file the review page downloads.")],
@@ -167,10 +175,10 @@ def apply_cmd(
     listed (review.json)."""
     from ..generate import apply_decisions
 
-    result = _guard(lambda: apply_decisions(decisions, set_dir, out, command=_command(),
+    result = run_guarded(lambda: apply_decisions(decisions, set_dir, out, command=_command(),
                                             keep_undecided=keep_undecided, force=force))
-    cli.err.print(f"kept {result.kept} items ({len(result.accepted)} accepted, "
+    consoles.err.print(f"kept {result.kept} items ({len(result.accepted)} accepted, "
                   f"{len(result.edited)} edited); left out {len(result.rejected)} rejected and "
                   f"{len(result.undecided)} undecided → {escape(str(out))}")
     for qid in result.rejected:
-        cli.err.print(f"rejected {escape(qid)}")
+        consoles.err.print(f"rejected {escape(qid)}")

@@ -5,7 +5,7 @@ chunk that holds the answer (:class:`Candidate`). The checks, in the order they 
 (the first that fails is the item's drop reason, :data:`DROP_REASONS`):
 
 - ``support_not_in_chunk``: the support sentence, normalised as gold anchoring normalises
-  (:func:`ragassay.text.normalize`: NFKC, casefold, one space), is not in the chunk's text;
+  (:func:`ragassay.text.fold_text`: NFKC, casefold, one space), is not in the chunk's text;
 - ``label_not_ok``: the label built from it is not in state ``ok`` when anchored against the
   corpus (:func:`ragassay.gold.anchor_label`): e.g. ``also_in`` for a sentence in the overlap
   of two chunks — so every kept label is ``ok`` in ``ragassay gold audit``;
@@ -40,7 +40,7 @@ from ..gold import anchor_label
 from ..metrics.numbers import extract_numbers
 from ..schema import GoldEvidence
 from ..store import Index
-from ..text import STOPWORDS, Language, contains_term, guess_language, normalize, squash
+from ..text import STOPWORDS, Language, contains_term, fold_text, guess_language, squash
 
 DROP_REASONS: dict[str, str] = {
     "endpoint_error": "the call to the model failed (after its retries)",
@@ -126,8 +126,8 @@ def question_language(text: str) -> Language | None:
         return "ko"
     if hangul:
         return None
-    words = [normalize(w) for w in _WORD.findall(text)]
-    de = sum(w in STOPWORDS["de"] for w in words) + bool(_UMLAUT.search(normalize(text)))
+    words = [fold_text(w) for w in _WORD.findall(text)]
+    de = sum(w in STOPWORDS["de"] for w in words) + bool(_UMLAUT.search(fold_text(text)))
     en = sum(w in STOPWORDS["en"] for w in words)
     if de == en:
         return None
@@ -145,8 +145,8 @@ def document_language(text: str) -> Language:
 
 @lru_cache(maxsize=16384)  # a chunk's n-grams are asked for once per distractor search
 def ngrams(text: str, n: int = NGRAM) -> frozenset[str]:
-    """The character ``n``-grams of ``normalize(text)`` (the whole text when shorter)."""
-    t = normalize(text)
+    """The character ``n``-grams of ``fold_text(text)`` (the whole text when shorter)."""
+    t = fold_text(text)
     return frozenset(t[i:i + n] for i in range(max(len(t) - n + 1, 1))) if t else frozenset()
 
 
@@ -186,7 +186,7 @@ def check_candidate(item: Candidate, index: Index) -> Drop | None:
     item.labels = []
     for s in item.supports:
         chunk = index.chunk(s.chunk_id)
-        if not s.sentence.strip() or normalize(s.sentence) not in normalize(chunk.text):
+        if not s.sentence.strip() or fold_text(s.sentence) not in fold_text(chunk.text):
             return Drop("support_not_in_chunk", f"{s.sentence!r} is not in {s.chunk_id}")
         label = GoldEvidence(chunk_id=s.chunk_id, doc_id=chunk.doc_id,
                              support_claim=s.sentence.strip(), required_terms=[s.answer])
