@@ -82,7 +82,7 @@ def review_items(gen: Generation, items: Sequence[tuple[Record, Question, GoldRe
             chunks.append({"chunk_id": c.distractor, "role": "distractor",
                            "text": index.chunk(c.distractor).text, "mark": None})
         out.append({"question_id": q.question_id, "kind": c.kind, "question": q.question,
-                    "answer": "; ".join(q.must_contain), "answerable": q.answerable,
+                    "answer": "; ".join(c.answers), "answerable": q.answerable,
                     "missing": c.missing, "checks": _checks(rec, q), "chunks": chunks})
     return out
 
