@@ -8,10 +8,15 @@ files in the copy, so the lines run exactly as printed. Left out, and why: the t
 scripts (the test command is this suite; `demo.sh` is the contract command after a venv
 set-up), `pip install`, `ragassay serve-local` (it serves until Ctrl-C) and the LLM config
 (the LLM path is tested against local servers in `test_llm_run.py` and `test_local_llm.py`).
+`ragassay generate` is run against the fake OpenAI-compatible server on 127.0.0.1 in place of
+the LLM the README names (its replies scripted for the chunks it samples, as in
+`test_generate.py`; the real model's run is `test_generate_local_llm.py`), and the decisions
+file `generate apply` reads is the one a person accepting every item downloads.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -22,9 +27,12 @@ from pathlib import Path
 
 import pytest
 from builders import ROOT
+from generated_set import numeric_replies, script
+from openai_server import FakeOpenAIServer
 
 SKIP = ("./scripts/", "pip install", "ragassay serve-local",
         "ragassay run -c configs/eval/rag_quality_v1_llm.yaml")
+LLM_URL = "http://127.0.0.1:8080/v1"  # the endpoint the README's `generate` line names
 # Commands whose exit code is the gate's verdict, not an error.
 GATE_VERDICT = ("ragassay gate ", "--gate")
 # The pages whose commands are run: the README and the topic pages its sections moved to.
@@ -88,13 +96,37 @@ def make_placeholders(repo: Path) -> None:
     shutil.copy(repo / "experiments/runs/BASE/trec/run.trec", repo / "run.txt")
 
 
-def test_every_readme_command_runs_as_written(repo_copy: Path) -> None:
+def generation_stand_ins(command: str, repo: Path, server: FakeOpenAIServer) -> str:
+    """The fake server in place of the README's LLM for `ragassay generate` (the replies of
+    the items it asks, scripted), and, before `generate apply`, the decisions file of a
+    person who accepted every item of the set."""
+    if command.startswith("ragassay generate apply"):
+        from ragassay.generate.review import REVIEW_SCHEMA, set_id
+        from ragassay.gold import read_questions
+
+        args = shlex.split(command)
+        questions = read_questions(repo / args[args.index("--set") + 1] / "questions.jsonl")
+        rows = [{"review": REVIEW_SCHEMA, "set_id": set_id(questions)},
+                *({"question_id": q.question_id, "decision": "accept"} for q in questions)]
+        (repo / args[3]).write_text("".join(json.dumps(r) + "\n" for r in rows),
+                                    encoding="utf-8")
+    elif command.startswith("ragassay generate") and LLM_URL in command:
+        args = shlex.split(command)
+        n, kind = int(args[args.index("--n") + 1]), args[args.index("--kinds") + 1]
+        script(server, *numeric_replies(repo / args[args.index("--source") + 1], n, kind=kind))
+        return command.replace(LLM_URL, server.base_url)
+    return command
+
+
+def test_every_readme_command_runs_as_written(repo_copy: Path,
+                                              fake_server: FakeOpenAIServer) -> None:
     commands = readme_commands()
     assert any(c.startswith("python -m eval.naive_rag.run_eval") for c in commands)
+    assert any(c.startswith("ragassay generate apply") for c in commands)
     assert len(commands) >= 14
     make_placeholders(repo_copy)
     for command in commands:
-        res = sh(command, repo_copy)
+        res = sh(generation_stand_ins(command, repo_copy, fake_server), repo_copy)
         allowed = (0, 1) if any(g in command for g in GATE_VERDICT) else (0,)
         assert res.returncode in allowed, f"{command}\n{res.stdout[-2000:]}\n{res.stderr[-2000:]}"
         assert "Traceback" not in res.stderr, command

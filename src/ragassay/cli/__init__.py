@@ -1,5 +1,6 @@
 """Command line: `ragassay index|run|sweep|gate|compare|report|judge-check|metrics|trec-eval|
-export-trec|gold audit|gold fix|import|serve-local|serve-baseline`, and the contract entry
+export-trec|gold audit|gold fix|import|generate|serve-local|serve-baseline`, and the contract
+entry
 `eval.naive_rag.run_eval`.
 
 Start-up imports typer and rich's console only; every command imports what it uses.
@@ -9,7 +10,8 @@ JSON document with ``--format json``; notes, warnings and progress go to stderr.
 The commands live in one module per group (:mod:`.evaluate`: index, run, sweep;
 :mod:`.gating`: gate; :mod:`.reports`: compare, report, export-trec; :mod:`.measures`:
 metrics, trec-eval, judge-check; :mod:`.gold`: the ``gold`` group; :mod:`.imports`: import
-squad|beir|trec|bidmate; :mod:`.serve`: serve-local), with :mod:`.common` (guard, options) and
+squad|beir|trec|bidmate; :mod:`.generate`: generate, generate apply; :mod:`.serve`:
+serve-local), with :mod:`.common` (guard, options) and
 :mod:`.output` (JSON, tables, the gate document); they are registered here, in the order
 ``--help`` lists them. The consoles ``err`` and ``out`` live in :mod:`.consoles`, which
 the commands look up when they run.
@@ -28,6 +30,7 @@ from .. import __version__
 from .common import CliCommand, CliGroup
 from .evaluate import index, run, sweep
 from .gating import gate
+from .generate import app as generate_app
 from .gold import app as gold_app
 from .imports import app as import_app
 from .measures import TREC_EVAL_SETTINGS, judge_check_cmd, metrics_cmd, trec_eval
@@ -74,6 +77,7 @@ app.command("judge-check")(judge_check_cmd)
 app.command()(report)
 app.add_typer(gold_app, name="gold")
 app.add_typer(import_app, name="import")
+app.add_typer(generate_app, name="generate")
 app.command("serve-local")(serve_local)
 app.command("serve-baseline")(serve_baseline)
 

@@ -16,6 +16,7 @@ after re-chunking is re-anchored at run time to the chunk that holds the claim.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -202,9 +203,14 @@ def _config_text(imported: ImportedSet, preset: str, command: str) -> str:
 
 
 def write_set(imported: ImportedSet, out: str | Path, *, command: str,
-              force: bool = False) -> Path:
+              force: bool = False, report_name: str | None = "import.json",
+              also: Callable[[FolderWriter], None] | None = None) -> Path:
     """Write the set to ``out`` atomically (:func:`ragassay.atomic.write_folder`): an
-    existing folder is refused unless ``force``, and is never half-overwritten."""
+    existing folder is refused unless ``force``, and is never half-overwritten.
+
+    ``report_name``: the file of the import report (``None``: none, for a set that records
+    its making elsewhere, as ``ragassay generate`` does in ``generation.json``); ``also``
+    adds further files to the folder before it is renamed into place (a built index)."""
     if not imported.questions:
         raise InputError(imported.source, "no question to import")
     report = {"source": imported.source, "format": imported.format,
@@ -223,7 +229,10 @@ def write_set(imported: ImportedSet, out: str | Path, *, command: str,
             w.text(config_name(preset), _config_text(imported, preset, command))
         for name, text in imported.extra.items():
             w.text(name, text)
-        w.text("import.json", json_text(report))
+        if report_name is not None:
+            w.text(report_name, json_text(report))
+        if also is not None:
+            also(w)
 
     return write_folder(out, fill, force=force)
 
