@@ -13,7 +13,9 @@ what happens instead, so the list of what to fix is this file.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
+import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +26,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragassay.cli import app
+from ragassay.termsafe import UNSAFE
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "shop_faq_de"
 runner = CliRunner()
@@ -42,8 +45,9 @@ class Expect:
 class W:
     """A workspace: a copy of the example and an output root, both under ``tmp_path``."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, mp: pytest.MonkeyPatch | None = None) -> None:
         self.tmp = tmp
+        self.mp = mp
         self.ex = tmp / "ex"
         shutil.copytree(EXAMPLE, self.ex)
         self.cfg = self.ex / "config.yaml"
@@ -86,6 +90,22 @@ class W:
         before = self.cfg.read_text("utf-8")
         self.cfg.write_text(before + text, encoding="utf-8")
         return before.count("\n") + 1
+
+    def fail_writes(self, code: int) -> None:
+        """Every file ragassay creates fails as the operating system would fail it with
+        ``code`` (a full disk, a read-only or unwritable folder): the error is the kernel's,
+        the message and exit code are ragassay's."""
+        import contextlib
+
+        import ragassay.atomic
+
+        @contextlib.contextmanager
+        def refuse(path: Path) -> Any:
+            raise OSError(code, os.strerror(code), str(path))
+            yield  # a generator, as the function it replaces
+
+        assert self.mp is not None
+        self.mp.setattr(ragassay.atomic, "_open_new", refuse)
 
     # --- commands ------------------------------------------------------------------------
 
@@ -1140,6 +1160,134 @@ def c_index_chunk_unknown_key(w: W) -> tuple[list[str], Expect]:
     return w.run_args(), Expect("index.json", field="chunks.0.pages")
 
 
+# --- the user's environment: not a bug (exit 2, what to do) ---------------------------------
+
+
+@case()
+def c_env_disk_full(w: W) -> tuple[list[str], Expect]:
+    w.fail_writes(errno.ENOSPC)
+    return w.run_args(), Expect("runs", also=["no space left", "--output-root"])
+
+
+@case()
+def c_env_read_only_folder(w: W) -> tuple[list[str], Expect]:
+    w.fail_writes(errno.EROFS)
+    return w.run_args(), Expect("runs", also=["read-only", "--output-root"])
+
+
+@case()
+def c_env_permission_denied(w: W) -> tuple[list[str], Expect]:
+    w.fail_writes(errno.EACCES)
+    return w.run_args(), Expect("runs", also=["permission denied"])
+
+
+@case()
+def c_env_disk_full_writing_the_report(w: W) -> tuple[list[str], Expect]:
+    run = w.run_dir()
+    w.fail_writes(errno.ENOSPC)
+    return ["report", str(run), "--out", str(w.tmp / "r.html")], Expect(
+        "r.html", also=["no space left"])
+
+
+@case()
+def c_run_id_128_hangul_is_384_bytes(w: W) -> tuple[list[str], Expect]:
+    return w.run_args("--run-id", "가" * 128), Expect("--run-id", also=["384 bytes", "128"])
+
+
+@case()
+def c_gate_junit_is_a_folder(w: W) -> tuple[list[str], Expect]:
+    run = w.run_dir()
+    (w.tmp / "out").mkdir()
+    return ["gate", str(run), "--bar", "hit_at_3>=0.1", "--junit", str(w.tmp / "out")], Expect(
+        "--junit", also=["is a folder"])
+
+
+@case()
+def c_report_out_is_a_folder(w: W) -> tuple[list[str], Expect]:
+    run = w.run_dir()
+    (w.tmp / "out").mkdir()
+    return ["report", str(run), "--out", str(w.tmp / "out")], Expect("--out", also=["folder"])
+
+
+@case()
+def c_compare_json_is_a_folder(w: W) -> tuple[list[str], Expect]:
+    run = w.run_dir()
+    (w.tmp / "out").mkdir()
+    return ["compare", str(run), str(run), "--json", str(w.tmp / "out")], Expect(
+        "--json", also=["folder"])
+
+
+def gold_args(w: W, command: str, out: Path) -> list[str]:
+    return ["gold", command, "--gold", str(w.ex / "gold.jsonl"), "--questions",
+            str(w.ex / "questions.jsonl"), "--chunks", str(w.ex / "chunks.jsonl"),
+            "--out", str(out)]
+
+
+@case()
+def c_gold_fix_out_is_a_folder(w: W) -> tuple[list[str], Expect]:
+    (w.tmp / "out").mkdir()
+    return gold_args(w, "fix", w.tmp / "out"), Expect("--out", also=["folder"])
+
+
+@case()
+def c_gold_audit_out_is_a_folder(w: W) -> tuple[list[str], Expect]:
+    (w.tmp / "out").mkdir()
+    return gold_args(w, "audit", w.tmp / "out"), Expect("--out", also=["folder"])
+
+
+@case()
+def c_export_trec_out_is_a_file(w: W) -> tuple[list[str], Expect]:
+    run = w.run_dir()
+    (w.tmp / "out").write_text("x", encoding="utf-8")
+    return ["export-trec", str(run), "--out", str(w.tmp / "out")], Expect(
+        "--out", also=["is a file"])
+
+
+@case()
+def c_output_root_under_a_file(w: W) -> tuple[list[str], Expect]:
+    (w.tmp / "file").write_text("x", encoding="utf-8")
+    return w.run_args("--output-root", str(w.tmp / "file" / "runs")), Expect(
+        "file", also=["is a file"])
+
+
+# --- terminal safety: what the user typed is printed inert, a run id must read as written --
+
+
+@case()
+def c_run_id_with_bidi_override(w: W) -> tuple[list[str], Expect]:
+    return w.run_args("--run-id", "run\u202etxt.exe"), Expect("--run-id", also=["U+202E"])
+
+
+@case()
+def c_run_id_with_bidi_isolate(w: W) -> tuple[list[str], Expect]:
+    return w.run_args("--run-id", "a\u2066b"), Expect("--run-id", also=["U+2066"])
+
+
+@case()
+def c_run_id_with_c1_control(w: W) -> tuple[list[str], Expect]:
+    return w.run_args("--run-id", "a\x9b31mb"), Expect("--run-id", also=["U+009B"])
+
+
+@case()
+def c_escape_sequence_in_a_config_path(w: W) -> tuple[list[str], Expect]:
+    return ["run", "-c", str(w.ex / "\x1b[2Jmissing\u202e.yaml"), "--output-root",
+            str(w.runs), "-q"], Expect("missing", also=["not found"])
+
+
+@case()
+def c_escape_sequence_in_a_field_name(w: W) -> tuple[list[str], Expect]:
+    w.edit("questions.jsonl", 2, lambda r: r.update({"\x1b]8;;http://x\x07topic": "x"}))
+    return w.run_args(), Expect("questions.jsonl", 2, also=["topic"])
+
+
+@case()
+def c_bidi_control_in_a_question_id(w: W) -> tuple[list[str], Expect]:
+    # ids are shown as Python literals: the control is spelt out, not obeyed
+    for n in (1, 6):
+        w.edit("questions.jsonl", n, lambda r: r.update(question_id="de\u202e01"))
+    return w.run_args(), Expect("questions.jsonl", 6, "question_id", also=[r"'de\u202e01'"])
+
+
 # --- the test ------------------------------------------------------------------------------
 
 
@@ -1149,8 +1297,8 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("make", CASES)
-def test_bad_input(make: Case, tmp_path: Path) -> None:
-    w = W(tmp_path)
+def test_bad_input(make: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    w = W(tmp_path, monkeypatch)
     args, want = make(w)
     before = snapshot(tmp_path)
 
@@ -1164,6 +1312,7 @@ def test_bad_input(make: Case, tmp_path: Path) -> None:
     lines = [x for x in stderr.splitlines() if x.strip()]
     assert len(lines) == 1, stderr
     message = lines[0]
+    assert not UNSAFE.search(output), repr(output)  # no escape sequence, no bidi control
     assert want.where in message, message
     if want.line is not None:
         assert f"{want.where}:{want.line}" in message, message

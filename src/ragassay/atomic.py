@@ -109,9 +109,49 @@ def _write_new(path: Path, data: bytes) -> None:
         fh.write(data)
 
 
-def write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically: a temporary sibling, then ``os.replace``."""
+def _file_above(path: Path) -> Path | None:
+    """The nearest existing ancestor of ``path`` that is not a folder, if any."""
+    for parent in path.parents:
+        if parent.exists():
+            return None if parent.is_dir() else parent
+    return None
+
+
+def check_file_target(path: str | Path, what: str | None = None) -> None:
+    """Refuse, before any work, an output *file* path that is a folder or lies under a
+    file: ``--junit: out is a folder where a file is expected; give a file name (e.g.
+    out/junit.xml)``. ``what`` is the option named (``--junit``); the path itself when not
+    given."""
     path = Path(path)
+    name = what or str(path)
+    if path.is_dir():
+        raise InputError(name, f"{path} is a folder where a file is expected; give a file "
+                         "name inside it or elsewhere")
+    above = _file_above(path)
+    if above is not None:
+        raise InputError(name, f"{above} is a file where a folder is expected in {path}; "
+                         "choose another path")
+
+
+def check_folder_target(path: str | Path, what: str | None = None) -> None:
+    """Refuse, before any work, an output *folder* path that is a file or lies under one:
+    ``--out: runs/x.trec is a file where a folder is expected; give a folder``."""
+    path = Path(path)
+    name = what or str(path)
+    if path.exists() and not path.is_dir():
+        raise InputError(name, f"{path} is a file where a folder is expected; give a folder "
+                         "(it is created if missing)")
+    above = _file_above(path)
+    if above is not None:
+        raise InputError(name, f"{above} is a file where a folder is expected in {path}; "
+                         "choose another path")
+
+
+def write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically: a temporary sibling, then ``os.replace``. A
+    ``path`` that is a folder, or under a file, is refused (:func:`check_file_target`)."""
+    path = Path(path)
+    check_file_target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _sibling(path, "tmp")
     try:
@@ -261,6 +301,7 @@ def write_folder(dest: str | Path, fill: Callable[[FolderWriter], None], *,
     ``dest`` that is a symbolic link or a file is refused.
     """
     dest = Path(dest)
+    check_folder_target(dest.parent)
     dest.parent.mkdir(parents=True, exist_ok=True)
     recover(dest)
     if dest.is_symlink():

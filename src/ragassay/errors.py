@@ -7,11 +7,17 @@
 | 2 | bad input: the message names the file, line and field |
 | 3 | questions not measured (e.g. the answerer endpoint failed); the run folder is written |
 | 4 | internal error: a bug in ragassay (the traceback is printed with ``--debug``) |
+
+The user's environment is not a bug: an :class:`OSError` (disk full, read-only or
+unwritable folder, a name too long, a folder where a file is expected) becomes bad input
+through :func:`environment_error`, exit 2.
 """
 
 from __future__ import annotations
 
 import difflib
+import errno
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -59,3 +65,39 @@ def unknown_name(kind: str, name: str, known: Sequence[str], *, known_as: str = 
     if close:
         return f"unknown {kind} {name!r}; did you mean {close[0]}? ({known_as}: {listed})"
     return f"unknown {kind} {name!r}; {known_as}: {listed}"
+
+
+# errno → what it means for the user and what to do; every other errno: its own text.
+_ENVIRONMENT = {
+    errno.ENOSPC: "no space left on the device: free some space or write elsewhere "
+                  "(--output-root / --out)",
+    errno.EDQUOT: "disk quota exceeded: free some space or write elsewhere "
+                  "(--output-root / --out)",
+    errno.EROFS: "read-only file system: write elsewhere (--output-root / --out)",
+    errno.EACCES: "permission denied: write to a folder you may write to (--output-root / "
+                  "--out), or change its permissions",
+    errno.EPERM: "operation not permitted: write to a folder you may write to "
+                 "(--output-root / --out)",
+    errno.ENAMETOOLONG: "file name too long for this file system: use a shorter run id or "
+                        "path",
+    errno.EISDIR: "is a folder where a file is expected: give a file name",
+    errno.ENOTDIR: "a file stands where a folder is expected: give a folder, or remove "
+                   "the file",
+    errno.EEXIST: "already exists: choose another name or remove it",
+    errno.ENOENT: "not found",
+    errno.EMFILE: "too many open files: raise the limit (ulimit -n) or use fewer workers",
+    errno.ENFILE: "too many open files on the system: close some programs or use fewer "
+                  "workers",
+}
+
+
+def environment_error(exc: OSError) -> InputError:
+    """An operating-system error as bad input: the path it names (the first of a rename,
+    or ``(environment)`` when it names none) and what to do, e.g.
+    ``runs/r: no space left on the device: free some space or write elsewhere``."""
+    path = exc.filename if exc.filename is not None else "(environment)"
+    known = _ENVIRONMENT.get(exc.errno) if exc.errno is not None else None
+    message = known or (exc.strerror or str(exc) or type(exc).__name__)
+    if exc.filename2 is not None and exc.errno in (errno.EISDIR, errno.ENOTDIR, errno.EEXIST):
+        path = exc.filename2  # a rename onto a folder: the destination is the problem
+    return InputError(os.fsdecode(path) if isinstance(path, bytes) else str(path), message)

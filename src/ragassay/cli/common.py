@@ -13,7 +13,8 @@ from rich.markup import escape
 from typer.core import TyperCommand, TyperGroup
 
 from .. import cli
-from ..errors import BAD_INPUT, INTERNAL_ERROR, InputError
+from ..errors import BAD_INPUT, INTERNAL_ERROR, InputError, environment_error
+from ..termsafe import plain
 
 T = TypeVar("T")
 
@@ -49,13 +50,25 @@ def _quiet_pypdf() -> None:
     logging.getLogger("pypdf").setLevel(logging.ERROR)
 
 
+def literal(text: object) -> str:
+    """User text (an id, a path, a message holding either) as literal rich text: no markup,
+    no escape sequence, no bidi control (:func:`ragassay.termsafe.plain`). Every message the
+    commands print puts what came from the user through this."""
+    return escape(plain(text))
+
+
 def _guard(fn: Callable[[], T]) -> T:
-    """Bad input → one line on stderr and exit 2; any other exception is a bug of ours:
-    exit 4, with the traceback under ``--debug``."""
+    """Bad input, and the user's environment (an :class:`OSError`: disk full, read-only,
+    permission, name too long, a folder where a file is expected) → one line on stderr and
+    exit 2; any other exception is a bug of ours: exit 4, with the traceback under
+    ``--debug``."""
     try:
         return fn()
     except InputError as exc:
-        cli.err.print(f"[bold red]error:[/] {escape(str(exc))}")
+        cli.err.print(f"[bold red]error:[/] {literal(exc)}")
+        raise typer.Exit(BAD_INPUT) from None
+    except OSError as exc:
+        cli.err.print(f"[bold red]error:[/] {literal(environment_error(exc))}")
         raise typer.Exit(BAD_INPUT) from None
     except (typer.Exit, KeyboardInterrupt):
         raise
@@ -63,9 +76,10 @@ def _guard(fn: Callable[[], T]) -> T:
         if os.environ.get("RAGASSAY_DEBUG") == "1":
             import traceback
 
-            cli.err.print(escape(traceback.format_exc()))
-        cli.err.print(f"[bold red]internal error:[/] {escape(f'{type(exc).__name__}: {exc}')} "
-                  "(a bug in ragassay; rerun with --debug for the traceback)")
+            lines = traceback.format_exc().splitlines()
+            cli.err.print("\n".join(literal(line) for line in lines))
+        cli.err.print(f"[bold red]internal error:[/] {literal(f'{type(exc).__name__}: {exc}')} "
+                      "(a bug in ragassay; rerun with --debug for the traceback)")
         raise typer.Exit(INTERNAL_ERROR) from None
 
 

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from .. import cli
 from ..errors import GATE_FAILED, NOT_MEASURED, InputError
@@ -30,6 +29,7 @@ from .common import (
     _progress_on,
     _quiet_pypdf,
     _with_progress,
+    literal,
 )
 from .gating import _gate
 from .output import _gate_doc, _print_json, _table
@@ -88,7 +88,7 @@ def index(
                               embedder=embedder, progress=show, executor=ex)
         note = skipped_note(idx.skipped)
         if note:
-            cli.err.print(f"[yellow]warning:[/] {escape(note)}")
+            cli.err.print(f"[yellow]warning:[/] {literal(note)}")
         b = idx.meta["build"]
         cli.err.print(f"indexed {b['num_documents']} documents into {b['num_chunks']} chunks "
                   f"→ {out_dir}")
@@ -127,16 +127,16 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
     result = _with_progress(progress, go)
     if not quiet and not as_json:
         print_summary(result, cli.out)
-    (cli.err if as_json else cli.out).print(escape(result.totals.line()), soft_wrap=True)
+    (cli.err if as_json else cli.out).print(literal(result.totals.line()), soft_wrap=True)
     for note in result.metrics.notes:
-        cli.err.print(f"[yellow]note:[/] {escape(note)}")
+        cli.err.print(f"[yellow]note:[/] {literal(note)}")
     stale = result.metrics.provenance.index.get("stale")
     if stale:
-        cli.err.print(f"[yellow]warning:[/] the index is stale ({escape(stale)}); rebuild it with "
+        cli.err.print(f"[yellow]warning:[/] the index is stale ({literal(stale)}); rebuild it with "
                   "`ragassay index --if-stale`")
     run_dir = result.folder
     assert run_dir is not None  # written by run_evaluation
-    cli.err.print(f"run {escape(result.run_id)} → {escape(str(run_dir))}")
+    cli.err.print(f"run {literal(result.run_id)} → {literal(str(run_dir))}")
     failed = result.metrics.counts.answerer_errors
     gate_result = None
     if apply_gate and not failed:
@@ -151,7 +151,7 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
         first = next((q.not_measured for q in result.questions if q.not_measured),
                      "the answerer call failed")
         cli.err.print(f"[red]error:[/] {failed} questions not measured (answers.jsonl, "
-                  f"not_measured), e.g. {escape(first)}; their retrieval is measured; rerun to "
+                  f"not_measured), e.g. {literal(first)}; their retrieval is measured; rerun to "
                   "resume from the cache")
         raise typer.Exit(NOT_MEASURED)
     if gate_result is not None and not gate_result.passed:
@@ -190,9 +190,9 @@ def sweep(config: ConfigOpt,
     _quiet_pypdf()
     rows, dest, notes = _with_progress(progress, go)
     for note in notes:
-        cli.err.print(f"[yellow]note:[/] {escape(note)}")
+        cli.err.print(f"[yellow]note:[/] {literal(note)}")
     if output_format is Format.json:
         _print_json({**read_json(dest / "sweep.json"), "sweep_dir": str(dest)})
     else:
         _table("sweep", SWEEP_HEADER, sweep_table(rows))
-    cli.err.print(f"sweep → {escape(str(dest))}/sweep.md, sweep.json, sweep.png")
+    cli.err.print(f"sweep → {literal(str(dest))}/sweep.md, sweep.json, sweep.png")

@@ -7,11 +7,10 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from .. import cli
 from ..errors import GATE_FAILED, InputError
-from .common import Format, FormatOpt, _guard
+from .common import Format, FormatOpt, _guard, literal
 from .output import _gate_doc, _print_json
 
 
@@ -20,6 +19,7 @@ def _gate(run_dir: Path, bars_text: list[str] | None, config: Path | None,
           lines_to: Console | None = None) -> Any:
     """Check a run against its bars (and a baseline); print one line per outcome (on
     ``lines_to``, stdout by default) and return the :class:`~ragassay.gate.GateResult`."""
+    from ..atomic import check_file_target
     from ..config import load_config, locate
     from ..gate import (
         GateConfig,
@@ -32,6 +32,8 @@ def _gate(run_dir: Path, bars_text: list[str] | None, config: Path | None,
     from ..runfolder import read_run
 
     def go() -> Any:
+        if junit is not None:
+            check_file_target(junit, "--junit")
         run = read_run(run_dir)
         known = list(run.metrics.means())
         if bars_text:
@@ -55,7 +57,7 @@ def _gate(run_dir: Path, bars_text: list[str] | None, config: Path | None,
     result = _guard(go)
     console = cli.out if lines_to is None else lines_to
     for line in format_result(result):
-        console.print(escape(line), soft_wrap=True)
+        console.print(literal(line), soft_wrap=True)
     return result
 
 

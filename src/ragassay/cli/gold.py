@@ -7,11 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from .. import cli
 from ..errors import GATE_FAILED
-from .common import Format, FormatOpt, _Group, _guard
+from .common import Format, FormatOpt, _Group, _guard, literal
 from .output import _print_json, _table
 
 if TYPE_CHECKING:
@@ -63,20 +62,21 @@ def audit(gold_path: GoldOpt, questions_path: QuestionsOpt, index_dir: IndexOpt 
     Exit 1 when an answerable question's gold is unusable (an unanchored label, a label lost
     with no chunk left, no gold record, or `gold_evidence: []`), 2 on bad input, else 0.
     With --format json, stdout is the report (the document --out writes)."""
-    from ..atomic import write_text
+    from ..atomic import check_file_target, write_text
     from ..gold import gold_audit
     from ..jsonio import json_text
     from ..report.summary import GOLD_HEADER, GOLD_TITLE, gold_line, gold_rows
 
     if out_file is not None:
         _guard(lambda: _not_an_input(out_file, gold_path, questions_path))
+        _guard(lambda: check_file_target(out_file, "--out"))
     questions, anchored, _ = _guard(lambda: _anchored(gold_path, questions_path, index_dir,
                                                       chunks_path))
     report = {"gold_path": str(gold_path), "questions_path": str(questions_path),
               "evidence": str(index_dir if index_dir is not None else chunks_path),
               **gold_audit(questions, anchored)}
     if out_file is not None:
-        write_text(out_file, json_text(report))
+        _guard(lambda: write_text(out_file, json_text(report)))
     if output_format is Format.json:
         _print_json(report)
     else:
@@ -84,7 +84,7 @@ def audit(gold_path: GoldOpt, questions_path: QuestionsOpt, index_dir: IndexOpt 
                         key=lambda m: (_order(questions)[m["question_id"]], m["label"]))
         _table(GOLD_TITLE, GOLD_HEADER, gold_rows(labels),
                left=["labelled chunk", "state", "gold now", "evidence"])
-        cli.out.print(escape(gold_line(report)), soft_wrap=True, highlight=False)
+        cli.out.print(literal(gold_line(report)), soft_wrap=True, highlight=False)
     if report["unusable"]:
         raise typer.Exit(GATE_FAILED)
 
@@ -115,23 +115,24 @@ def fix(gold_path: GoldOpt, questions_path: QuestionsOpt,
     Labels that need a person (lost_in_parsing, unanchored) are kept as they are and named
     on stderr; `ragassay gold audit` lists their nearest chunks. Fixing a fixed file
     changes nothing."""
-    from ..atomic import write_text
+    from ..atomic import check_file_target, write_text
     from ..gold import fixed_gold_text, label_fixes
 
     _guard(lambda: _not_an_input(out_file, gold_path, questions_path))
+    _guard(lambda: check_file_target(out_file, "--out"))
     questions, anchored, store = _guard(lambda: _anchored(gold_path, questions_path,
                                                           index_dir, chunks_path))
     fixes = label_fixes(questions, anchored)
     _guard(lambda: write_text(out_file, fixed_gold_text(gold_path, fixes, store)))
     for f in fixes:
-        cli.out.print(escape(f.line()), soft_wrap=True, highlight=False)
+        cli.out.print(literal(f.line()), soft_wrap=True, highlight=False)
     left = [(qid, i, ev) for qid, g in anchored.items() for i, ev in enumerate(g.evidence)
             if ev.status in ("lost_in_parsing", "unanchored")]
     for qid, i, ev in left:
-        cli.err.print(f"kept: {escape(qid)} label {i} ({ev.status}): {escape(ev.reason)}",
+        cli.err.print(f"kept: {literal(qid)} label {i} ({ev.status}): {literal(ev.reason)}",
                       soft_wrap=True, highlight=False)
     cli.err.print(f"{len(fixes)} label(s) moved, {len(left)} left for a person → "
-                  f"{escape(str(out_file))}")
+                  f"{literal(str(out_file))}")
 
 
 app.command()(audit)

@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from .. import cli
-from .common import ForceOpt, _Command, _Group, _guard
+from .common import ForceOpt, _Command, _Group, _guard, literal
 from .output import _table
 
 app = typer.Typer(help="Import a public QA or retrieval set as documents, questions, gold "
@@ -47,22 +46,22 @@ def _import(read: Callable[[], Any], out: Path, force: bool) -> None:
 
     imported = _guard(go)
     for s in imported.skipped:
-        cli.err.print(f"[yellow]skipped[/] {escape(s.question_id)}: {escape(s.reason)}")
+        cli.err.print(f"[yellow]skipped[/] {literal(s.question_id)}: {literal(s.reason)}")
     for note in imported.notes:
-        cli.err.print(f"[yellow]note:[/] {escape(note)}")
+        cli.err.print(f"[yellow]note:[/] {literal(note)}")
     if imported.mapping:
         _table("config keys", ("key", "status", "ragassay", "note"),
                [(m["key"], m["status"], m["to"], m["note"]) for m in imported.mapping])
     c = imported.counts()
     cli.err.print(f"imported {c['questions']} questions ({c['answerable']} answerable, "
                   f"{c['unanswerable']} unanswerable), {c['gold_labels']} gold labels, "
-                  f"{c['documents']} documents → {escape(str(out))}"
+                  f"{c['documents']} documents → {literal(str(out))}"
                   + (f"; {c['skipped']} skipped" if c["skipped"] else ""))
     size, overlap = imported.chunking
     opts = "" if (size, overlap) == (400, 80) else f" --chunk-size {size} --overlap {overlap}"
-    cli.err.print(f"next: ragassay index --source {escape(str(out))}/documents --out "
-                  f"{escape(str(out))}/index{opts} && ragassay run -c "
-                  f"{escape(str(out))}/config.yaml")
+    cli.err.print(f"next: ragassay index --source {literal(str(out))}/documents --out "
+                  f"{literal(str(out))}/index{opts} && ragassay run -c "
+                  f"{literal(str(out))}/config.yaml")
 
 
 @app.command(cls=_Command)

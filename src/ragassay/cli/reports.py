@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from .. import cli
-from .common import Format, FormatOpt, _guard
+from .common import Format, FormatOpt, _guard, literal
 from .output import _print_json, _table
 
 
@@ -23,7 +22,7 @@ def compare(runs: Annotated[list[Path], typer.Argument(help="Run folders, the ba
     """Per-metric deltas between runs with paired randomization and t-test p-values.
 
     With --format json, stdout is the comparison (the document --json writes)."""
-    from ..atomic import write_text
+    from ..atomic import check_file_target, write_text
     from ..jsonio import json_text
     from ..report.compare import (
         COMPARE_HEADER,
@@ -33,6 +32,8 @@ def compare(runs: Annotated[list[Path], typer.Argument(help="Run folders, the ba
         summary_rows,
     )
 
+    if json_out is not None:
+        _guard(lambda: check_file_target(json_out, "--json"))
     results = _guard(lambda: read_runs(runs))  # each folder read once
     result = _guard(lambda: compare_runs(runs, metrics=metric or None, seed=seed,
                                          results=results))
@@ -44,7 +45,7 @@ def compare(runs: Annotated[list[Path], typer.Argument(help="Run folders, the ba
         _table(f"compared with {runs[0]}", COMPARE_HEADER, compare_rows(result),
                left=["candidate", "metric"])
     if json_out is not None:
-        write_text(json_out, json_text(result))
+        _guard(lambda: write_text(json_out, json_text(result)))
 
 
 def export_trec(run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
@@ -53,14 +54,16 @@ def export_trec(run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
                 ) -> None:
     """Write a run folder's rankings and gold as TREC `run.trec` and `qrels.trec` (ids with
     whitespace percent-encoded; `ragassay trec-eval` on them gives the run's values)."""
+    from ..atomic import check_folder_target
     from ..report.trec import export_trec
     from ..runfolder import read_run
 
     dest = out_dir if out_dir is not None else run_dir / "trec"
+    _guard(lambda: check_folder_target(dest, "--out"))
     notes = _guard(lambda: export_trec(read_run(run_dir), dest))
     for note in notes:
-        cli.err.print(f"note: {escape(note)}")
-    cli.err.print(f"wrote {escape(str(dest / 'run.trec'))} and {escape(str(dest / 'qrels.trec'))}")
+        cli.err.print(f"note: {literal(note)}")
+    cli.err.print(f"wrote {literal(dest / 'run.trec')} and {literal(dest / 'qrels.trec')}")
 
 
 def report(run_dirs: Annotated[list[Path], typer.Argument(
@@ -69,9 +72,12 @@ def report(run_dirs: Annotated[list[Path], typer.Argument(
                "--out", help="HTML file (default: RUN_DIR/report.html; comparing: "
                "NEW/compare-BASE.html).")] = None) -> None:
     """(Re)write the HTML report of a run folder, or write the page comparing runs."""
+    from ..atomic import check_file_target
     from ..report.compare_html import write_compare_html
     from ..report.html import write_html
 
+    if out_file is not None:
+        _guard(lambda: check_file_target(out_file, "--out"))
     path = _guard(lambda: write_html(run_dirs[0], out_file) if len(run_dirs) == 1
                   else write_compare_html(run_dirs, out_file))
     cli.err.print(f"report → {path}")
