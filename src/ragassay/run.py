@@ -18,6 +18,7 @@ from .errors import InputError
 from .executor import open_executor
 from .ingest import file_sha256
 from .runfolder import QuestionResult, RunResult, check_run_id, referenced_chunk_texts
+from .targets import claim
 
 
 def stage_ms(results: list[QuestionResult], stage: str) -> dict[str, dict[str, float | int]]:
@@ -50,9 +51,18 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
             run_id = f"{stamp}-{n}"
     check_run_id(run_id)
     run_dir = root / run_id
-    if run_dir.exists() and not force:
-        raise InputError(run_dir, "run id already used; choose another --run-id or pass --force "
-                         "to replace it")
+    # held from the check to the rename: a second run of this id at once is refused now
+    with claim(run_dir):
+        if run_dir.exists() and not force:
+            raise InputError(run_dir, "run id already used; choose another --run-id or pass "
+                             "--force to replace it")
+        return _evaluate(cfg, run_dir, mode, force=force, progress=progress,
+                         contract=contract, t_start=t_start)
+
+
+def _evaluate(cfg: EvalConfig, run_dir: Path, mode: str, *, force: bool, progress: bool,
+              contract: bool, t_start: float) -> RunResult:
+    run_id = run_dir.name
     check_endpoints(cfg)  # a missing key or a server that is not there: before any work
     inputs = load_inputs(cfg)
     if contract:

@@ -174,6 +174,7 @@ def sweep(config: ConfigOpt,
     from ..runfolder import check_run_id
     from ..sweep import SWEEP_HEADER, parse_k_range, parse_thresholds, run_sweep, sweep_table
     from ..sweep import write_sweep as save
+    from ..targets import claim
 
     def go() -> tuple[list[dict[str, Any]], Path, list[str]]:
         ks, thresholds = parse_k_range(k), parse_thresholds(threshold)
@@ -181,10 +182,12 @@ def sweep(config: ConfigOpt,
                     workers=workers)
         check_run_id(sweep_id, "--sweep-id")
         dest = Path(output_root or cfg.output_root) / sweep_id
-        if dest.exists() and not force:
-            raise InputError(dest, "already exists; choose another --sweep-id or pass --force")
-        rows, notes = run_sweep(cfg, ks, thresholds)
-        save(rows, dest, cfg=cfg, force=force)
+        with claim(dest):  # a second sweep of this id at once is refused, not merged
+            if dest.exists() and not force:
+                raise InputError(dest, "already exists; choose another --sweep-id or pass "
+                                 "--force")
+            rows, notes = run_sweep(cfg, ks, thresholds)
+            save(rows, dest, cfg=cfg, force=force)
         return rows, dest, notes
 
     _quiet_pypdf()

@@ -19,7 +19,6 @@ def _gate(run_dir: Path, bars_text: list[str] | None, config: Path | None,
           lines_to: Console | None = None) -> Any:
     """Check a run against its bars (and a baseline); print one line per outcome (on
     ``lines_to``, stdout by default) and return the :class:`~ragassay.gate.GateResult`."""
-    from ..atomic import check_file_target
     from ..config import load_config, locate
     from ..gate import (
         GateConfig,
@@ -30,6 +29,7 @@ def _gate(run_dir: Path, bars_text: list[str] | None, config: Path | None,
         write_junit,
     )
     from ..runfolder import read_run
+    from ..targets import check_file_target
 
     def go() -> Any:
         if junit is not None:

@@ -62,10 +62,11 @@ def audit(gold_path: GoldOpt, questions_path: QuestionsOpt, index_dir: IndexOpt 
     Exit 1 when an answerable question's gold is unusable (an unanchored label, a label lost
     with no chunk left, no gold record, or `gold_evidence: []`), 2 on bad input, else 0.
     With --format json, stdout is the report (the document --out writes)."""
-    from ..atomic import check_file_target, write_text
+    from ..atomic import write_text
     from ..gold import gold_audit
     from ..jsonio import json_text
     from ..report.summary import GOLD_HEADER, GOLD_TITLE, gold_line, gold_rows
+    from ..targets import check_file_target
 
     if out_file is not None:
         _guard(lambda: _not_an_input(out_file, gold_path, questions_path))
@@ -115,8 +116,9 @@ def fix(gold_path: GoldOpt, questions_path: QuestionsOpt,
     Labels that need a person (lost_in_parsing, unanchored) are kept as they are and named
     on stderr; `ragassay gold audit` lists their nearest chunks. Fixing a fixed file
     changes nothing."""
-    from ..atomic import check_file_target, write_text
+    from ..atomic import write_text
     from ..gold import fixed_gold_text, label_fixes
+    from ..targets import check_file_target
 
     _guard(lambda: _not_an_input(out_file, gold_path, questions_path))
     _guard(lambda: check_file_target(out_file, "--out"))

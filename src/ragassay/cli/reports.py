@@ -22,7 +22,7 @@ def compare(runs: Annotated[list[Path], typer.Argument(help="Run folders, the ba
     """Per-metric deltas between runs with paired randomization and t-test p-values.
 
     With --format json, stdout is the comparison (the document --json writes)."""
-    from ..atomic import check_file_target, write_text
+    from ..atomic import write_text
     from ..jsonio import json_text
     from ..report.compare import (
         COMPARE_HEADER,
@@ -31,6 +31,7 @@ def compare(runs: Annotated[list[Path], typer.Argument(help="Run folders, the ba
         read_runs,
         summary_rows,
     )
+    from ..targets import check_file_target
 
     if json_out is not None:
         _guard(lambda: check_file_target(json_out, "--json"))
@@ -54,9 +55,9 @@ def export_trec(run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
                 ) -> None:
     """Write a run folder's rankings and gold as TREC `run.trec` and `qrels.trec` (ids with
     whitespace percent-encoded; `ragassay trec-eval` on them gives the run's values)."""
-    from ..atomic import check_folder_target
     from ..report.trec import export_trec
     from ..runfolder import read_run
+    from ..targets import check_folder_target
 
     dest = out_dir if out_dir is not None else run_dir / "trec"
     _guard(lambda: check_folder_target(dest, "--out"))
@@ -72,9 +73,9 @@ def report(run_dirs: Annotated[list[Path], typer.Argument(
                "--out", help="HTML file (default: RUN_DIR/report.html; comparing: "
                "NEW/compare-BASE.html).")] = None) -> None:
     """(Re)write the HTML report of a run folder, or write the page comparing runs."""
-    from ..atomic import check_file_target
     from ..report.compare_html import write_compare_html
     from ..report.html import write_html
+    from ..targets import check_file_target
 
     if out_file is not None:
         _guard(lambda: check_file_target(out_file, "--out"))
