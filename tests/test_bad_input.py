@@ -1160,6 +1160,68 @@ def c_index_chunk_unknown_key(w: W) -> tuple[list[str], Expect]:
     return w.run_args(), Expect("index.json", field="chunks.0.pages")
 
 
+# --- input bombs: refused by a documented limit (docs/formats.md, "Limits") ---------------
+
+LAUGHS = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"{b}: &{b} [{', '.join(['*' + a] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi"))
+
+
+@case()
+def c_config_billion_laughs(w: W) -> tuple[list[str], Expect]:
+    n = w.cfg_append(LAUGHS)
+    return w.run_args(), Expect("config.yaml", n + 5, also=["100,000 values"])  # at f
+
+
+@case()
+def c_config_recursive_alias(w: W) -> tuple[list[str], Expect]:
+    n = w.cfg_append("loop: &loop [1, *loop]\n")
+    return w.run_args(), Expect("config.yaml", n, also=["recursive"])
+
+
+@case()
+def c_config_nested_5000_deep(w: W) -> tuple[list[str], Expect]:
+    n = w.cfg_append("deep: " + "[" * 5000 + "]" * 5000 + "\n")
+    return w.run_args(), Expect("config.yaml", n, also=["deeper than 64"])
+
+
+@case()
+def c_config_of_2_gib(w: W) -> tuple[list[str], Expect]:
+    with w.cfg.open("r+b") as fh:  # sparse: no disk used
+        fh.truncate(2 * 1024 ** 3)
+    return w.run_args(), Expect("config.yaml", also=["2 GiB", "1 MiB"])
+
+
+@case()
+def c_questions_json_array_100000_deep(w: W) -> tuple[list[str], Expect]:
+    w.set_line("questions.jsonl", 4, "[" * 100_000 + "]" * 100_000)
+    return w.run_args(), Expect("questions.jsonl", 4, also=["deeper than 64"])
+
+
+@case()
+def c_predictions_metadata_100_deep(w: W) -> tuple[list[str], Expect]:
+    deep: Any = {}
+    for _ in range(100):
+        deep = {"x": deep}
+    w.edit("predictions.jsonl", 2, lambda r: r.update(metadata=deep))
+    return w.run_args(), Expect("predictions.jsonl", 2, also=["deeper than 64"])
+
+
+@case()
+def c_index_json_document_100000_deep(w: W) -> tuple[list[str], Expect]:
+    src, _ = w.index()
+    (src / "deep.json").write_text('{"doc_id": "d", "sections": ' + "[" * 100_000
+                                   + "]" * 100_000 + "}", "utf-8")
+    return index_args(w, src), Expect("deep.json", also=["deeper than 64"])
+
+
+@case()
+def c_index_document_of_2_gib(w: W) -> tuple[list[str], Expect]:
+    src, _ = w.index()
+    with (src / "big.txt").open("wb") as fh:
+        fh.truncate(2 * 1024 ** 3)
+    return index_args(w, src), Expect("big.txt", also=["2 GiB", "256 MiB"])
+
+
 # --- the user's environment: not a bug (exit 2, what to do) ---------------------------------
 
 
@@ -1292,7 +1354,14 @@ def c_bidi_control_in_a_question_id(w: W) -> tuple[list[str], Expect]:
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes()
+    """Every file's bytes; a file over 64 MiB (a sparse 2 GiB bomb) by its size and time."""
+    def state(p: Path) -> bytes:
+        st = p.stat()
+        if st.st_size > 64 * 1024 * 1024:
+            return f"{st.st_size} {st.st_mtime_ns}".encode()
+        return p.read_bytes()
+
+    return {p.relative_to(root).as_posix(): state(p)
             for p in sorted(root.rglob("*")) if p.is_file()}
 
 
