@@ -1160,6 +1160,54 @@ def c_index_chunk_unknown_key(w: W) -> tuple[list[str], Expect]:
     return w.run_args(), Expect("index.json", field="chunks.0.pages")
 
 
+# --- values that are not what they claim to be ---------------------------------------------
+
+
+@case()
+def c_config_seed_negative(w: W) -> tuple[list[str], Expect]:
+    n = w.cfg_replace("seed: 7", "seed: -1")
+    return w.run_args(), Expect("config.yaml", n, "seed")
+
+
+@case()
+def c_config_bootstrap_resamples_a_billion(w: W) -> tuple[list[str], Expect]:
+    n = w.cfg_replace("metrics:\n", "metrics:\n  bootstrap_resamples: 1000000000\n")
+    return w.run_args(), Expect("config.yaml", n + 1, "metrics.bootstrap_resamples")
+
+
+@case()
+def c_predictions_json_key_given_twice(w: W) -> tuple[list[str], Expect]:
+    line = (w.ex / "predictions.jsonl").read_text("utf-8").splitlines()[2]
+    w.set_line("predictions.jsonl", 3, line.replace('{"question_id": "de03"',
+                                                    '{"question_id": "de03", "question_id": "de04"'))
+    return w.run_args(), Expect("predictions.jsonl", 3, "question_id", also=["twice"])
+
+
+@case()
+def c_questions_id_only_whitespace(w: W) -> tuple[list[str], Expect]:
+    w.edit("questions.jsonl", 5, lambda r: r.update(question_id=" \t "))
+    return w.run_args(), Expect("questions.jsonl", 5, "question_id", also=["whitespace"])
+
+
+@case()
+def c_gold_chunk_id_only_whitespace(w: W) -> tuple[list[str], Expect]:
+    w.edit("gold.jsonl", 2, lambda r: r["gold_evidence"][0].update(chunk_id="  "))
+    return w.run_args(), Expect("gold.jsonl", 2, "gold_evidence.0.chunk_id")
+
+
+@case()
+def c_predictions_chunk_ranked_twice(w: W) -> tuple[list[str], Expect]:
+    w.edit("predictions.jsonl", 1, lambda r: r["retrieved"].append(dict(r["retrieved"][0])))
+    return w.run_args(), Expect("predictions.jsonl", 1, "retrieved",
+                                also=["'versand-1' is ranked twice (at 1 and 6)"])
+
+
+@case()
+def c_predictions_latency_that_would_overflow(w: W) -> tuple[list[str], Expect]:
+    w.edit("predictions.jsonl", 2, lambda r: r.update(latency_ms={"a": 1e308, "b": 1e308}))
+    return w.run_args(), Expect("predictions.jsonl", 2, "latency_ms.a")
+
+
 # --- input bombs: refused by a documented limit (docs/formats.md, "Limits") ---------------
 
 LAUGHS = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(

@@ -368,3 +368,33 @@ def test_a_megabyte_question_is_refused(tmp_path: Path) -> None:
     res = runner.invoke(app, ["run", "-c", str(shop / "config.yaml"), "--output-root",
                               str(tmp_path), "-q"])
     assert res.exit_code == 2 and "questions.jsonl:2: field 'question'" in res.output
+
+
+def test_one_id_in_nfc_and_nfd_is_one_id_and_the_run_says_so(tmp_path: Path) -> None:
+    """``rückgabe-1`` typed on Linux (NFC: ``ü`` is U+00FC) and the same id from a macOS file
+    name (NFD: ``u`` + U+0308) are one chunk: the gold and the predictions below write it in
+    NFD, the chunk file in NFC; every id is read as NFC, the run scores them as the
+    unchanged example does, and metrics.json notes the ids that were changed."""
+    import shutil
+    import unicodedata
+
+    plain, mixed = tmp_path / "plain", tmp_path / "mixed"
+    for folder in (plain, mixed):
+        shutil.copytree(SHOP, folder)
+    nfd = unicodedata.normalize("NFD", "rückgabe-1")
+    assert nfd != "rückgabe-1"
+    for name in ("gold.jsonl", "predictions.jsonl"):
+        path = mixed / name
+        path.write_text(path.read_text("utf-8").replace("rückgabe-1", nfd), "utf-8")
+    runs = {}
+    for folder in (plain, mixed):
+        res = runner.invoke(app, ["run", "-c", str(folder / "config.yaml"), "-q", "--run-id",
+                                  "r", "--output-root", str(folder / "runs")])
+        assert res.exit_code == 0, res.output
+        runs[folder.name] = read_run(folder / "runs" / "r")
+    assert runs["mixed"].totals == runs["plain"].totals
+    notes = runs["mixed"].metrics.notes
+    assert [n for n in notes if "NFC" in n] == [
+        "1 id(s) were not in Unicode NFC form and were read as NFC, so that one id written "
+        "two ways is one id: 'ru\\u0308ckgabe-1'"]
+    assert not [n for n in runs["plain"].metrics.notes if "NFC" in n]

@@ -18,6 +18,7 @@ from .errors import InputError
 from .executor import open_executor
 from .ingest import file_sha256
 from .runfolder import QuestionResult, RunResult, check_run_id, referenced_chunk_texts
+from .schema import take_renormalised_ids
 from .targets import claim
 
 
@@ -26,6 +27,15 @@ def stage_ms(results: list[QuestionResult], stage: str) -> dict[str, dict[str, f
     stage (per call: the built-in pipeline times each answer call), or nothing."""
     summary = latency_summary(results).get(stage)
     return {f"{stage}_ms": summary} if summary else {}
+
+
+def nfc_note(ids: list[str]) -> list[str]:
+    """The note of ids read in another Unicode form than NFC (none: no note)."""
+    if not ids:
+        return []
+    shown = ", ".join(ascii(i) for i in ids[:3]) + (", ..." if len(ids) > 3 else "")
+    return [f"{len(ids)} id(s) were not in Unicode NFC form and were read as NFC, so that "
+            f"one id written two ways is one id: {shown}"]
 
 
 def default_run_id(mode: str) -> str:
@@ -63,6 +73,7 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
 def _evaluate(cfg: EvalConfig, run_dir: Path, mode: str, *, force: bool, progress: bool,
               contract: bool, t_start: float) -> RunResult:
     run_id = run_dir.name
+    take_renormalised_ids()  # forget earlier reads of this process
     check_endpoints(cfg)  # a missing key or a server that is not there: before any work
     inputs = load_inputs(cfg)
     if contract:
@@ -84,7 +95,8 @@ def _evaluate(cfg: EvalConfig, run_dir: Path, mode: str, *, force: bool, progres
         ran_on = executor.describe()
     metrics = summarize(
         cfg, inputs, results, run_id=run_id, mode=mode, k=k,
-        notes=([note] if note else []) + inputs.warnings,  # the reads' warnings included
+        notes=([note] if note else []) + inputs.warnings  # the reads' warnings included
+        + nfc_note(take_renormalised_ids()),
         provenance={"inputs_sha256": {str(p): file_sha256(p) for p in inputs.files}},
         timings={"executor": {**ran_on, "start_s": start_s},
                  "load_s": inputs.load_s, "anchor_s": inputs.anchor_s,
