@@ -107,6 +107,17 @@ class W:
         assert self.mp is not None
         self.mp.setattr(ragassay.atomic, "_open_new", refuse)
 
+    def hide_package(self, name: str) -> None:
+        """Make ``import name`` fail, as where the package is not installed."""
+        import sys
+
+        from ragassay import tokenize
+
+        assert self.mp is not None
+        self.mp.setitem(sys.modules, name, None)
+        tokenize._kiwi.cache_clear()
+        self.mp.setattr(tokenize, "_EOJEOL_TERMS", {})
+
     # --- commands ------------------------------------------------------------------------
 
     def run_args(self, *extra: str) -> list[str]:
@@ -1178,8 +1189,8 @@ def c_config_bootstrap_resamples_a_billion(w: W) -> tuple[list[str], Expect]:
 @case()
 def c_predictions_json_key_given_twice(w: W) -> tuple[list[str], Expect]:
     line = (w.ex / "predictions.jsonl").read_text("utf-8").splitlines()[2]
-    w.set_line("predictions.jsonl", 3, line.replace('{"question_id": "de03"',
-                                                    '{"question_id": "de03", "question_id": "de04"'))
+    twice = '{"question_id": "de03", "question_id": "de04"'
+    w.set_line("predictions.jsonl", 3, line.replace('{"question_id": "de03"', twice))
     return w.run_args(), Expect("predictions.jsonl", 3, "question_id", also=["twice"])
 
 
@@ -1208,10 +1219,44 @@ def c_predictions_latency_that_would_overflow(w: W) -> tuple[list[str], Expect]:
     return w.run_args(), Expect("predictions.jsonl", 2, "latency_ms.a")
 
 
+# --- a missing optional package: bad setup, with the line that installs it -----------------
+
+
+def _bm25_config(w: W, text: str) -> None:
+    src = w.tmp / "docs"
+    src.mkdir()
+    (src / "faq.md").write_text(text, "utf-8")
+    _, out = w.index(src)
+    _index_config(w, out)
+    w.cfg_replace("name: naive_baseline", "name: bm25\n  retrieval_backend: bm25")
+
+
+@case()
+def c_bm25_korean_text_without_kiwipiepy(w: W) -> tuple[list[str], Expect]:
+    _bm25_config(w, "# 배송\n배송은 3일 걸립니다. Versand 4,90 €.\n" * 5)
+    w.hide_package("kiwipiepy")
+    return w.run_args(), Expect("pipeline.name", also=["pip install 'kiwipiepy>=0.24'",
+                                                       "pip install -e '.[bm25]'"])
+
+
+@case()
+def c_bm25_without_bm25s(w: W) -> tuple[list[str], Expect]:
+    _bm25_config(w, "# Versand\nDer Versand kostet 4,90 €.\n" * 5)
+    w.hide_package("bm25s")
+    return w.run_args(), Expect("pipeline.name", also=["pip install 'bm25s>=0.3'"])
+
+
+@case()
+def c_ray_executor_without_ray(w: W) -> tuple[list[str], Expect]:
+    w.hide_package("ray")
+    return w.run_args("--executor", "ray"), Expect("executor.kind", also=["pip install 'ray>=2.9'"])
+
+
 # --- input bombs: refused by a documented limit (docs/formats.md, "Limits") ---------------
 
 LAUGHS = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
-    f"{b}: &{b} [{', '.join(['*' + a] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi"))
+    f"{b}: &{b} [{', '.join(['*' + a] * 9)}]\n"
+    for a, b in zip("abcdefgh", "bcdefghi", strict=True))
 
 
 @case()

@@ -250,6 +250,19 @@ def test_beir_imports_graded_judgements_and_runs(tmp_path: Path) -> None:
     assert index_and_run_bm25(out)["retrieval"]["recall_at_5"]["n"] == 2
 
 
+def test_imported_configs_say_which_extra_they_need(tmp_path: Path) -> None:
+    """The BM25 and hybrid configs of an imported set name the bm25 extra and the line that
+    installs it (ragassay is not on a public index: the packages themselves, or the clone
+    form); the naive baseline needs no extra and says none."""
+    out = tmp_path / "set"
+    assert invoke("import", "beir", beir_folder(tmp_path), "--out", out).exit_code == 0
+    line = ("#   pip install 'bm25s>=0.3' 'kiwipiepy>=0.24'  (the [bm25] extra; in a clone: "
+            "pip install -e '.[bm25]')")
+    for name in ("config.bm25.yaml", "config.hybrid.yaml"):
+        assert line in (out / name).read_text("utf-8").splitlines(), name
+    assert "pip install" not in (out / "config.yaml").read_text("utf-8")
+
+
 def index_and_run_bm25(out: Path) -> dict[str, Any]:
     res = invoke("run", "-c", out / "config.bm25.yaml", "--run-id", "b", "-q")
     assert res.exit_code == 0, res.output

