@@ -137,7 +137,13 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
     run_dir = result.folder
     assert run_dir is not None  # written by run_evaluation
     cli.err.print(f"run {literal(result.run_id)} → {literal(str(run_dir))}")
-    failed = result.metrics.counts.answerer_errors
+    # One rule (exit 3): a question without a result, whether its prediction is missing from
+    # the predictions file or the answerer call failed; the run folder is written either way.
+    from ..reasons import NO_PREDICTION
+
+    counts = result.metrics.counts
+    no_prediction = [q.question_id for q in result.questions if q.not_measured == NO_PREDICTION]
+    failed = counts.answerer_errors + len(no_prediction)
     gate_result = None
     if apply_gate and not failed:
         gate_result = _gate(run_dir, None, config, None, None,
@@ -147,12 +153,17 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
         if gate_result is not None:
             doc["gate"] = _gate_doc(gate_result)
         _print_json(doc)
+    if no_prediction:
+        cli.err.print(f"[red]error:[/] {len(no_prediction)} questions not measured: no "
+                      f"prediction for them (e.g. {literal(repr(no_prediction[0]))}; "
+                      "answers.jsonl, not_measured); add them to the predictions file")
+    if counts.answerer_errors:
+        first = next((q.not_measured for q in result.questions
+                      if q.not_measured not in (None, NO_PREDICTION)), "the answerer call failed")
+        cli.err.print(f"[red]error:[/] {counts.answerer_errors} questions not measured "
+                      f"(answers.jsonl, not_measured), e.g. {literal(first)}; their retrieval "
+                      "is measured; rerun to resume from the cache")
     if failed:
-        first = next((q.not_measured for q in result.questions if q.not_measured),
-                     "the answerer call failed")
-        cli.err.print(f"[red]error:[/] {failed} questions not measured (answers.jsonl, "
-                  f"not_measured), e.g. {literal(first)}; their retrieval is measured; rerun to "
-                  "resume from the cache")
         raise typer.Exit(NOT_MEASURED)
     if gate_result is not None and not gate_result.passed:
         raise typer.Exit(GATE_FAILED)
