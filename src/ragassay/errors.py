@@ -5,7 +5,7 @@
 | 0 | ok |
 | 1 | the gate failed (a bar missed, a regression, too many questions not measured) |
 | 2 | bad input: the message names the file, line and field |
-| 3 | questions not measured: no prediction for them, or their answerer call failed; the run folder is written |
+| 3 | questions not measured: no prediction, or a failed answerer call; the folder is written |
 | 4 | internal error: a bug in ragassay (the traceback is printed with ``--debug``) |
 
 The user's environment is not a bug: an :class:`OSError` (disk full, read-only or
