@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from enum import Enum
@@ -57,11 +58,28 @@ def literal(text: object) -> str:
     return escape(plain(text))
 
 
+class _TerminalLog(logging.Handler):
+    """Warnings of the ``ragassay`` loggers on stderr, made inert like every message."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            cli.err.print(f"[yellow]warning:[/] {literal(record.getMessage())}")
+        except Exception:  # a log line must never end a command
+            self.handleError(record)
+
+
+def _log_to_terminal() -> None:
+    log = logging.getLogger("ragassay")
+    if not any(isinstance(h, _TerminalLog) for h in log.handlers):
+        log.addHandler(_TerminalLog(logging.WARNING))
+
+
 def _guard(fn: Callable[[], T]) -> T:
     """Bad input, and the user's environment (an :class:`OSError`: disk full, read-only,
     permission, name too long, a folder where a file is expected) → one line on stderr and
     exit 2; any other exception is a bug of ours: exit 4, with the traceback under
     ``--debug``."""
+    _log_to_terminal()
     try:
         return fn()
     except InputError as exc:
