@@ -91,6 +91,7 @@ def claim(dest: str | Path) -> Iterator[None]:
         yield
         return
     lock = _lock_path(dest)
+    check_folder_target(given.parent)
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
     try:
