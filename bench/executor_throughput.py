@@ -47,10 +47,12 @@ sys.path.insert(0, str(ROOT / "tests"))
 from synthetic import make_eval_set  # noqa: E402
 
 from ragassay.config import load_config  # noqa: E402
-from ragassay.core import load_inputs, predict, retrieve_all, score, work_of  # noqa: E402
-from ragassay.executor import Executor, open_executor, start_local_ray  # noqa: E402
+from ragassay.core import predict, retrieve_all, score, work_of  # noqa: E402
+from ragassay.executor import Executor, open_executor  # noqa: E402
 from ragassay.index import build_index  # noqa: E402
 from ragassay.index.build import EmbedderSpec, embed_on  # noqa: E402
+from ragassay.inputs import load_inputs  # noqa: E402
+from ragassay.localray import start_local_ray  # noqa: E402
 
 
 def _children_cpu_s(root: int) -> float:
@@ -139,6 +141,8 @@ def main() -> None:
     ap.add_argument("--chunks", type=int, default=20000)
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--kinds", default="process,ray")
+    ap.add_argument("--write-docs", action="store_true",
+                    help="replace this benchmark's table in docs/benchmarks.md")
     args = ap.parse_args()
     print(f"load average before: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)")
     with tempfile.TemporaryDirectory() as tmp:
@@ -177,17 +181,21 @@ def main() -> None:
                               f"{n / s:9.0f} items/s  (start {start_s:.1f} s){used}",
                               flush=True)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
-    print()
-    print("| stage | executor | 1 worker (items/s) | 2 workers (items/s) | speed-up | "
-          "cpu bound |")
-    print("|---|---|---|---|---|---|")
+    lines = ["| stage | executor | 1 worker (items/s) | 2 workers (items/s) | speed-up | "
+             "cpu bound |", "|---|---|---|---|---|---|"]
     for name in work:
         for kind in args.kinds.split(","):
             one = [n / s for st, k, w, n, s, _ in rows if (st, k, w) == (name, kind, 1)]
             two = [n / s for st, k, w, n, s, _ in rows if (st, k, w) == (name, kind, 2)]
             if one and two:
-                print(f"| {name} | {kind} | {one[0]:.0f} | {two[0]:.0f} | "
-                      f"{two[0] / one[0]:.2f}x | {_cpu_bound(cpu, name, kind)} |")
+                lines.append(f"| {name} | {kind} | {one[0]:,.0f} | {two[0]:,.0f} | "
+                             f"{two[0] / one[0]:.2f}x | {_cpu_bound(cpu, name, kind)} |")
+    print()
+    print("\n".join(lines))
+    if args.write_docs:
+        import docs_table  # bench/docs_table.py, beside this script
+
+        docs_table.write("bench/executor_throughput.py", "\n".join(lines))
 
 
 def _cpu_bound(cpu: dict[tuple[str, str, int], tuple[float | None, float | None]],

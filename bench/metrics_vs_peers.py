@@ -170,6 +170,8 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--worker", choices=TOOLS, help=argparse.SUPPRESS)
+    parser.add_argument("--write-docs", action="store_true",
+                        help="replace this benchmark's table in docs/benchmarks.md")
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(worker(args.worker, args.queries, args.depth, args.repeats)))
@@ -194,6 +196,10 @@ def main() -> None:
             table.append((nq, tool, r))
     print()
     print(markdown(table))
+    if args.write_docs:
+        import docs_table  # bench/docs_table.py, beside this script
+
+        docs_table.write("bench/metrics_vs_peers.py", markdown(table))
 
 
 def markdown(rows: list[tuple[int, str, dict[str, float]]]) -> str:

@@ -198,7 +198,7 @@ def bm25_korean(chunks: int, seed: int = 0, repeats: int = 3) -> dict[str, Any]:
     is timed on its own)."""
     import statistics
 
-    from ragassay import tokenize
+    from ragassay import tokens
     from ragassay.retrieve import BM25Retriever
     from ragassay.schema import Chunk
     from ragassay.store import store_of_chunks
@@ -210,10 +210,10 @@ def bm25_korean(chunks: int, seed: int = 0, repeats: int = 3) -> dict[str, Any]:
     import bm25s  # noqa: F401
 
     import_s = time.perf_counter() - start
-    tokenize._kiwi().tokenize("모델을 불러옵니다")
+    tokens._kiwi().tokenize("모델을 불러옵니다")
     cold = []
     for _ in range(repeats):
-        tokenize._EOJEOL_TERMS.clear()
+        tokens._EOJEOL_TERMS.clear()
         start = time.perf_counter()
         BM25Retriever(store, tokenizer="ko")
         cold.append(time.perf_counter() - start)

@@ -189,6 +189,8 @@ def main() -> None:
                         help="the tools to run (ragassay always runs)")
     parser.add_argument("--timeout", type=float, default=None,
                         help="stop a tool after this many seconds (its time: more than it)")
+    parser.add_argument("--write-docs", action="store_true",
+                        help="replace this benchmark's table in docs/benchmarks.md")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")] + ([1_000_000] if args.million else [])
     binary, how = find_trec_eval(args.trec_eval, args.trec_eval_source)
@@ -234,6 +236,10 @@ def main() -> None:
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print()
     print(table(rows))
+    if args.write_docs:
+        import docs_table  # bench/docs_table.py, beside this script
+
+        docs_table.write("bench/trec_eval_files.py", table(rows))
 
 
 def table(rows: list[tuple[int, str, float, float, float, bool | None, float]]) -> str:

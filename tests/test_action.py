@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 import yaml
+from builders import ROOT
 
 from ragassay.testing import evaluate_config
 
-ROOT = Path(__file__).resolve().parents[1]
 ACTION = ROOT / "action.yml"
 EXAMPLE = ROOT / "examples" / "shop_faq_de"
 BASH = shutil.which("bash")

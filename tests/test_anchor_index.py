@@ -16,14 +16,14 @@ from ragassay.gold import (
 )
 from ragassay.schema import Chunk, Document, GoldEvidence
 from ragassay.store import Index
-from ragassay.text import contains_term, normalize
+from ragassay.text import contains_term, fold_text
 
 # --- the reference: every chunk, every label, as anchoring did it before the look-ups ---
 
 
 def _holds(label: GoldEvidence, text: str, by: str) -> bool:
     if by == "support_claim":
-        return normalize(label.support_claim or "") in normalize(text)
+        return fold_text(label.support_claim or "") in fold_text(text)
     return all(contains_term(text, t) for t in label.required_terms)
 
 
@@ -100,8 +100,8 @@ def _nearest_by_scan(label: GoldEvidence, index: Index) -> list[tuple[str, float
     words (a word is rare in at most a tenth of the chunks, at least 10; all words when the
     label has no rare one), keep the 150 chunks sharing the most, score them by the share
     of the label's character bigrams they hold, and list the best three."""
-    needle = normalize(label.support_claim or " ".join(label.required_terms))
-    texts = [set(normalize(c.text).split(" ")) for c in index.chunks]
+    needle = fold_text(label.support_claim or " ".join(label.required_terms))
+    texts = [set(fold_text(c.text).split(" ")) for c in index.chunks]
     present = [w for w in set(needle.split(" ")) if any(w in t for t in texts)]
     common = max(len(texts) // 10, 10)
     rare = [w for w in present if sum(w in t for t in texts) <= common] or present
@@ -110,7 +110,7 @@ def _nearest_by_scan(label: GoldEvidence, index: Index) -> list[tuple[str, float
     if not grams:
         return []
     pool = sorted(shared, key=lambda r: (-shared[r], r))[:150]
-    scored = [(r, round(len(grams & _grams(normalize(index.chunks[r].text), len(needle)))
+    scored = [(r, round(len(grams & _grams(fold_text(index.chunks[r].text), len(needle)))
                         / len(grams), 3)) for r in pool]
     scored.sort(key=lambda x: (-x[1], x[0]))
     return [(index.chunks[r].chunk_id, s) for r, s in scored[:3]]

@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import ROOT
 
 import ragassay.atomic as atomic
 from ragassay.atomic import FolderWriter, recover, write_bytes, write_folder
 from ragassay.errors import InputError
 
-ROOT = Path(__file__).resolve().parents[1]
 OLD = {"metrics.json": b'{"old": 1}\n', "sub/rows.jsonl": b"old\n", "sub/deep/x.bin": b"\x00o"}
 NEW = {"metrics.json": b'{"new": 2}\n', "sub/rows.jsonl": b"new\nrow\n", "extra.txt": b"n",
        "sub/deep/x.bin": b"\x01n"}
@@ -565,7 +565,7 @@ def test_two_runs_of_one_id_started_at_once_one_wins(tmp_path: Path) -> None:
     assert codes == [0, 2], outs
     loser = outs[[p.returncode for p in procs].index(2)][1]
     assert "another ragassay process" in loser or "already used" in loser, loser
-    from ragassay.runfolder import read_run
+    from ragassay.runfolder import read_run_folder as read_run
 
     assert read_run(root / "same").run_id == "same"
     assert hidden(root) == []

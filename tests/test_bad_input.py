@@ -111,12 +111,12 @@ class W:
         """Make ``import name`` fail, as where the package is not installed."""
         import sys
 
-        from ragassay import tokenize
+        from ragassay import tokens
 
         assert self.mp is not None
         self.mp.setitem(sys.modules, name, None)
-        tokenize._kiwi.cache_clear()
-        self.mp.setattr(tokenize, "_EOJEOL_TERMS", {})
+        tokens._kiwi.cache_clear()
+        self.mp.setattr(tokens, "_EOJEOL_TERMS", {})
 
     # --- commands ------------------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import random
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragassay import tokenize
+from ragassay import tokens
 from ragassay.index import Index
 from ragassay.retrieve import (
     BM25Retriever,
@@ -44,21 +45,21 @@ def needs_kiwi() -> None:
 
 def test_word_rule() -> None:
     # NFKC folds the full-width letters and digit; numbers keep their inner separators.
-    assert tokenize.word_tokens("PER-001: ＡＢＣ１ 3,000명, 99.5% Gewährleistung") == [
+    assert tokens.word_tokens("PER-001: ＡＢＣ１ 3,000명, 99.5% Gewährleistung") == [
         "per", "001", "abc", "1", "3,000", "명", "99.5", "gewährleistung"]
-    assert tokenize.word_tokens("  ") == []
-    assert tokenize.tokenizer_for("de") is tokenize.word_tokens
-    assert tokenize.tokenizer_for("en") is tokenize.word_tokens
+    assert tokens.word_tokens("  ") == []
+    assert tokens.tokenizer_for("de") is tokens.word_tokens
+    assert tokens.tokenizer_for("en") is tokens.word_tokens
 
 
 def test_unknown_language_is_refused() -> None:
     with pytest.raises(ValueError, match="known: ko, de, en, auto"):
-        tokenize.tokenizer_for("fr")
+        tokens.tokenizer_for("fr")
 
 
 def test_korean_particles_and_endings_fall_away() -> None:
     needs_kiwi()
-    ko = tokenize.tokenizer_for("ko")
+    ko = tokens.tokenizer_for("ko")
     assert ko("하자보수를") == ko("하자보수는") == ["하자", "보수"]
     # Verb stems as dictionary forms: 고쳐 / 고치고 → 고치다; numbers and units kept.
     assert "고치다" in ko("고쳐 주나요?") and "고치다" in ko("고치고")
@@ -70,32 +71,32 @@ def test_korean_particles_and_endings_fall_away() -> None:
 
 def test_auto_picks_korean_per_text() -> None:
     needs_kiwi()
-    auto = tokenize.tokenizer_for("auto")
-    assert auto("Availability 99.5 %") == tokenize.word_tokens("Availability 99.5 %")
+    auto = tokens.tokenizer_for("auto")
+    assert auto("Availability 99.5 %") == tokens.word_tokens("Availability 99.5 %")
     assert auto("하자보수를") == ["하자", "보수"]
     texts = ["하자보수는 2년", "Gewährleistung 24 Monate", "", "SLA 99.5% 가용성"]
-    assert tokenize.tokenize_all(texts, "auto") == [auto(t) for t in texts]
-    assert tokenize.tokenize_all(texts, "ko") == [tokenize.korean_tokens(t) for t in texts]
+    assert tokens.tokenize_all(texts, "auto") == [auto(t) for t in texts]
+    assert tokens.tokenize_all(texts, "ko") == [tokens.korean_tokens(t) for t in texts]
 
 
 def test_text_without_hangul_never_loads_kiwi() -> None:
     needs_kiwi()
-    tokenize._kiwi.cache_clear()
+    tokens._kiwi.cache_clear()
     index = make_index(["Warranty of 24 months", "Gewährleistung 24 Monate", "SLA 99.5 %"])
     ranking = BM25Retriever(index, tokenizer="auto").search(["warranty months"], 2)[0]
     assert [h.chunk_id for h in ranking.hits] == ["d::chunk-001"]
-    assert tokenize._kiwi.cache_info().currsize == 0  # the model was never loaded
+    assert tokens._kiwi.cache_info().currsize == 0  # the model was never loaded
 
 
 def test_korean_terms_do_not_depend_on_what_was_analysed_before() -> None:
     needs_kiwi()
     texts = ["하자보수는 최종 검수 완료일로부터 2년으로 하며", "PER-001 동시 접속자 3,000명",
              "검수 완료일로부터"]
-    tokenize._EOJEOL_TERMS.clear()
-    cold = [tokenize.korean_tokens(t) for t in texts]
-    tokenize._EOJEOL_TERMS.clear()
-    batch = tokenize.tokenize_all(list(reversed(texts)), "ko")[::-1]
-    assert cold == batch == [tokenize.korean_tokens(t) for t in texts]  # warm
+    tokens._EOJEOL_TERMS.clear()
+    cold = [tokens.korean_tokens(t) for t in texts]
+    tokens._EOJEOL_TERMS.clear()
+    batch = tokens.tokenize_all(list(reversed(texts)), "ko")[::-1]
+    assert cold == batch == [tokens.korean_tokens(t) for t in texts]  # warm
     assert cold[2] == ["검수", "완료", "일"]
 
 
@@ -122,21 +123,21 @@ def test_batched_analysis_equals_each_eojeol_analysed_alone(
         monkeypatch: pytest.MonkeyPatch) -> None:
     needs_kiwi()
     eojeols = korean_eojeols(3000)
-    kiwi = tokenize._kiwi()
+    kiwi = tokens._kiwi()
     # Independent of the module's batching and look-ups: Kiwi called on one eojeol at a time.
-    alone = {e: tokenize._kiwi_terms(kiwi.tokenize(e)) if tokenize.has_hangul(e)
-             else tokenize.word_tokens(e) for e in eojeols}
+    alone = {e: tokens._kiwi_terms(kiwi.tokenize(e)) if tokens.has_hangul(e)
+             else tokens.word_tokens(e) for e in eojeols}
     rng = random.Random(1)
     texts = [" ".join(rng.choices(eojeols, k=rng.randint(0, 60))) for _ in range(400)]
     want = [[t for e in text.split() for t in alone[e]] for text in texts]
-    tokenize._EOJEOL_TERMS.clear()
-    assert tokenize.tokenize_all(texts, "ko") == want
-    assert tokenize.tokenize_all(texts, "ko") == want  # every eojeol known now
+    tokens._EOJEOL_TERMS.clear()
+    assert tokens.tokenize_all(texts, "ko") == want
+    assert tokens.tokenize_all(texts, "ko") == want  # every eojeol known now
     # The look-up starting over, within a call and between calls, changes nothing.
-    monkeypatch.setattr(tokenize, "_EOJEOL_MAX", 50)
-    tokenize._EOJEOL_TERMS.clear()
-    assert [tokenize.korean_tokens(t) for t in texts] == want
-    assert tokenize.tokenize_all(texts, "ko") == want
+    monkeypatch.setattr(tokens, "_EOJEOL_MAX", 50)
+    tokens._EOJEOL_TERMS.clear()
+    assert [tokens.korean_tokens(t) for t in texts] == want
+    assert tokens.tokenize_all(texts, "ko") == want
 
 
 def test_missing_kiwi_gives_the_install_line(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -145,22 +146,22 @@ def test_missing_kiwi_gives_the_install_line(monkeypatch: pytest.MonkeyPatch) ->
     from ragassay.errors import MissingPackage
 
     monkeypatch.setitem(sys.modules, "kiwipiepy", None)  # makes the import fail
-    tokenize._kiwi.cache_clear()
+    tokens._kiwi.cache_clear()
     try:
         line = r"kiwipiepy, which is not installed: pip install 'kiwipiepy>=0\.24'"
         with pytest.raises(MissingPackage, match=line):
-            tokenize.tokenizer_for("ko")
+            tokens.tokenizer_for("ko")
         with pytest.raises(MissingPackage, match=line):
-            tokenize.tokenize_all(["Garantie", "하자보수는 2년"], "auto")
-        assert tokenize.tokenizer_for("en") is tokenize.word_tokens  # no Kiwi needed
-        assert tokenize.tokenize_all(["Warranty of 24 months", "Gewährleistung 24 Monate"],
+            tokens.tokenize_all(["Garantie", "하자보수는 2년"], "auto")
+        assert tokens.tokenizer_for("en") is tokens.word_tokens  # no Kiwi needed
+        assert tokens.tokenize_all(["Warranty of 24 months", "Gewährleistung 24 Monate"],
                                      "auto") == [["warranty", "of", "24", "months"],
                                                  ["gewährleistung", "24", "monate"]]
         index = make_index(["Warranty of 24 months", "Gewährleistung 24 Monate"])
         hits = BM25Retriever(index).search(["Gewährleistung"], 1)[0].hits
         assert [h.chunk_id for h in hits] == ["d::chunk-002"]
     finally:
-        tokenize._kiwi.cache_clear()
+        tokens._kiwi.cache_clear()
 
 
 # --- BM25 ----------------------------------------------------------------------------
@@ -266,7 +267,9 @@ def test_bm25_scores_are_identical_across_hash_seeds() -> None:
     code = SCRIPT.format(tests=str(Path(__file__).parent))
     digests = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               check=True, env={"PYTHONHASHSEED": seed,
-                                               "PATH": "/usr/bin:/bin"}).stdout
+                                               "PATH": "/usr/bin:/bin",  # the tree under test:
+                                               "PYTHONPATH": os.environ.get("PYTHONPATH", "")
+                                               }).stdout
                for seed in ("1", "2")}
     assert len(digests) == 1
 

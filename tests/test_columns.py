@@ -11,14 +11,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from builders import ROOT
 
 from ragassay.errors import InputError
 from ragassay.metrics import columns
 from ragassay.metrics.columns import _decimals, _encode, read_table
 from ragassay.metrics.ir import evaluate
 from ragassay.metrics.trec import read_qrels, read_run
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def line_by_line(text: bytes, expected: int, extra: bool) -> list[list[str]]:

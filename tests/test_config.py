@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from builders import ROOT
 
 from ragassay.config import load_config
 from ragassay.errors import InputError
 
-ROOT = Path(__file__).resolve().parents[1]
 CONTRACT = ROOT / "configs/eval/rag_quality_v1.yaml"
 
 

@@ -13,16 +13,17 @@ from pathlib import Path
 
 import pytest
 import yaml
+from builders import ROOT
 from rich.console import Console
 from synthetic import make_eval_set
 from typer.testing import CliRunner
 
 import ragassay.cli as cli
 from ragassay.checks import verdict_text
+from ragassay.cli import consoles
 from ragassay.report.html import decode_row
-from ragassay.runfolder import RunResult, read_run
+from ragassay.runfolder import RunResult, read_run_folder
 
-ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()
 Verdicts = dict[str, tuple[str, str, str]]  # question id → (found, grounded, right) as text
 
@@ -122,13 +123,13 @@ def from_junit(path: Path) -> tuple[Verdicts, str]:
 
 def check_every_output(config: Path, run_id: str, tmp_path: Path,
                        monkeypatch: pytest.MonkeyPatch, k: int | None = None) -> RunResult:
-    monkeypatch.setattr(cli, "out", Console(width=400, highlight=False))
+    monkeypatch.setattr(consoles, "out", Console(width=400, highlight=False))
     k_args = ["--k", str(k)] if k is not None else []
     res = runner.invoke(cli.app, ["run", "-c", str(config), *k_args, "--run-id", run_id,
                                   "--output-root", str(tmp_path)])
     assert res.exit_code == 0, res.output
     folder = tmp_path / run_id
-    result = read_run(folder)
+    result = read_run_folder(folder)
     want = expected(result)
     ids = set(want)
     shown = from_terminal(res.stdout, ids)  # a large run lists its 50 worst questions

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
-import numpy as np
 import pytest
+from builders import BASE, chunk, make_case
 
 import ragassay.diagnose as diagnose_module
-from ragassay.checks import question_checks
 from ragassay.config import DiagnoseConfig
 from ragassay.diagnose import (
     DETECTORS,
@@ -20,74 +16,17 @@ from ragassay.diagnose import (
     detector,
     diagnose,
 )
-from ragassay.gold import anchor_gold
-from ragassay.index import Index
-from ragassay.metrics.retrieval import retrieval_scores
-from ragassay.schema import Answer, Chunk, Citation, Document, GoldEvidence, GoldRecord, Question
+from ragassay.schema import Answer, Citation, Document
 
 CFG = DiagnoseConfig()
-
-
-def chunk(doc: str, seq: int, text: str, start: int, page: tuple[int, int] | None = None) -> Chunk:
-    return Chunk(chunk_id=f"{doc}::chunk-{seq:03d}", doc_id=doc, title=doc, text=text,
-                 char_span=(start, start + len(text)), page_span=page, seq=seq)
-
-
-def make_index(chunks: list[Chunk], docs: list[Document] | None = None) -> Index:
-    if docs is None:
-        docs = [Document(doc_id=d) for d in dict.fromkeys(c.doc_id for c in chunks)]
-    return Index(path=Path("."), meta={}, documents=docs, chunks=chunks,
-                 embeddings=np.zeros((len(chunks), 4), dtype=np.float32))
-
-
-BASE = [
-    chunk("a", 1, "하자보수 기간은 검수 완료일로부터 2년으로 한다. "
-                  "계약상대자는 무상으로 보수한다.", 0),
-    chunk("a", 2, "지체상금률은 계약금액의 0.5%로 한다.", 60),
-    chunk("b", 1, "하자보수 기간은 검수 완료일로부터 1년으로 한다.", 0),
-    chunk("b", 2, "서버 가용성은 99.5% 이상이어야 한다.", 40),
-]
-
-
-def make_case(question: str = "A기관 하자보수 기간은?", *, answerable: bool = True,
-              must: list[str] | None = None, gold: list[dict[str, Any]] | None = None,
-              ranked: list[str] | None = None, answer: Answer | None = None,
-              scores: dict[str, Any] | None = None, chunks: list[Chunk] | None = None,
-              docs: list[Document] | None = None, hit_scores: list[float] | None = None,
-              top_k: int = 3, missing: dict[str, str] | None = None) -> Case:
-    index = make_index(chunks or BASE, docs)
-    q = Question(question_id="q1", question=question, answerable=answerable,
-                 must_contain=must if must is not None else (["2년"] if answerable else []))
-    labels = gold if gold is not None else (
-        [{"chunk_id": "a::chunk-001", "doc_id": "a", "support_claim": "검수 완료일로부터 2년"}]
-        if answerable else [])
-    records = {"q1": GoldRecord(question_id="q1",
-                                gold_evidence=[GoldEvidence(**g) for g in labels])}
-    qgold = anchor_gold([q], records, index)["q1"]
-    ranked = ranked if ranked is not None else ["a::chunk-001", "b::chunk-001", "a::chunk-002"]
-    answer = answer or Answer(text="검수 완료일로부터 2년으로 한다. [a::chunk-001]",
-                              status="supported", citations=[Citation(chunk_id="a::chunk-001")])
-    base_scores = {"declined": answer.status != "supported", "cited_ids":
-                   [c.chunk_id for c in answer.citations], "correct": 1, "groundedness": 1,
-                   "groundedness_reason": "", "must_contain_found": list(q.must_contain),
-                   "hallucination_flag": 0, "answer_relevancy": 1.0}
-    base_scores.update(scores or {})
-    retrieval = retrieval_scores(ranked, qgold.grades if qgold.usable else {}, ks=[top_k])
-    checks = question_checks(answerable=answerable, retrieval=retrieval, scores=base_scores,
-                             k=top_k)
-    return Case(question=q, gold=qgold, ranked=ranked,
-                scores=hit_scores if hit_scores is not None else [0.9] * len(ranked),
-                context_ids=ranked[:top_k], answer=answer, answer_scores=base_scores,
-                retrieval=retrieval, top_k=top_k, index=index, checks=checks,
-                missing=missing or {})
 
 
 def labels_of(case: Case) -> set[str]:
     return set(diagnose(case, CFG))
 
 
-def test_taxonomy_has_24_labels_all_accounted_for() -> None:
-    assert len(LABELS) == 24 == len(set(LABELS))
+def test_every_label_is_a_detector_or_unobservable_once() -> None:
+    assert len(LABELS) == len(set(LABELS))
     assert set(DETECTORS).isdisjoint(UNOBSERVABLE)
     assert set(DETECTORS) | set(UNOBSERVABLE) == set(LABELS)
     counts = count_labels([{"answer_failure.failed_to_abstain": {}}, {}])
@@ -103,12 +42,12 @@ def test_detector_looks_up_a_label_and_names_the_nearest_for_a_typo() -> None:
         detector("answer_failure.partial_answr")
 
 
-def test_a_label_without_detector_or_reason_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    diagnose_module._check_registry()  # the shipped registry is whole
-    monkeypatch.delitem(DETECTORS, "answer_failure.partial_answer")
-    with pytest.raises(RuntimeError, match="no detector and no UNOBSERVABLE reason: "
-                       "answer_failure.partial_answer"):
-        diagnose_module._check_registry()
+def test_a_label_registered_twice_or_without_category_is_refused() -> None:
+    with pytest.raises(ValueError, match="registered twice"):
+        diagnose_module.detects("answer_failure")(diagnose_module.partial_answer)
+    with pytest.raises(ValueError, match="expected 'category.name'"):
+        diagnose_module.unobservable("no_category", "why")
+    assert diagnose_module.labels() == LABELS  # nothing was added
 
 
 def test_passing_question_has_no_failure() -> None:

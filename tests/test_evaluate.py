@@ -9,15 +9,16 @@ import stat
 from pathlib import Path
 
 import pytest
+from builders import ROOT
 from typer.testing import CliRunner
 
 import ragassay
-from ragassay import evaluate
+from ragassay import evaluate_rag
 from ragassay.cli import app
 from ragassay.config import EvalConfig
 from ragassay.errors import InputError
 from ragassay.reasons import NO_GOLD, NO_TERMS, NOT_CITED
-from ragassay.runfolder import check_run_id, read_run
+from ragassay.runfolder import check_run_id, read_run_folder
 from ragassay.schema import (
     Answer,
     Chunk,
@@ -29,7 +30,6 @@ from ragassay.schema import (
     RetrievedChunk,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
 SHOP = ROOT / "examples/shop_faq_de"
 runner = CliRunner()
 
@@ -69,7 +69,7 @@ PREDS = [
 
 
 def test_the_api_scores_records_in_memory_with_hand_checked_verdicts() -> None:
-    result = evaluate(QUESTIONS, GOLD, PREDS, CHUNKS, EvalConfig(pipeline={"top_k": 2}))
+    result = evaluate_rag(QUESTIONS, GOLD, PREDS, CHUNKS, EvalConfig(pipeline={"top_k": 2}))
     verdicts = {r.question_id: (r.checks.found, r.checks.grounded, r.checks.right)
                 for r in result.questions}
     assert verdicts == {"a": (True, True, True), "b": (True, False, False),
@@ -88,15 +88,15 @@ def test_the_api_scores_records_in_memory_with_hand_checked_verdicts() -> None:
 
 def test_the_api_checks_ids_like_the_file_readers() -> None:
     with pytest.raises(InputError, match="unknown chunk 'faq::9'"):
-        evaluate(QUESTIONS, GOLD, [pred("a", ["faq::9"], "x", [])], CHUNKS)
+        evaluate_rag(QUESTIONS, GOLD, [pred("a", ["faq::9"], "x", [])], CHUNKS)
     with pytest.raises(InputError, match="gold for unknown question 'zz'"):
-        evaluate(QUESTIONS, [gold("zz", "faq::1")], [], CHUNKS)
+        evaluate_rag(QUESTIONS, [gold("zz", "faq::1")], [], CHUNKS)
 
 
 def test_a_written_run_reads_back_equal(tmp_path: Path) -> None:
-    result = evaluate(QUESTIONS, GOLD, PREDS, CHUNKS, EvalConfig(pipeline={"top_k": 2}))
+    result = evaluate_rag(QUESTIONS, GOLD, PREDS, CHUNKS, EvalConfig(pipeline={"top_k": 2}))
     folder = result.write(tmp_path / "run")
-    assert read_run(folder) == result
+    assert read_run_folder(folder) == result
     assert json.loads((folder / "metrics.json").read_text())["schema_version"] == 1
     with pytest.raises(InputError, match="already exists"):
         result.write(folder)
@@ -128,13 +128,13 @@ def test_readme_api_example_gives_the_cli_metrics(tmp_path: Path, monkeypatch: p
         m["provenance"].pop("inputs_sha256", None)
         m["provenance"]["index"]["build"].pop("source_dir")
     assert api == written
-    assert result.questions == read_run(tmp_path / "faq-api").questions
+    assert result.questions == read_run_folder(tmp_path / "faq-api").questions
 
 
 def test_gold_that_cannot_be_placed_is_not_measured_never_zero() -> None:
     broken = [gold("a", "faq::1"), gold("b", "faq::7", claim="Der Text steht nirgends"),
               gold("c"), gold("d", "faq::3")]
-    result = evaluate(QUESTIONS, broken, PREDS, CHUNKS)
+    result = evaluate_rag(QUESTIONS, broken, PREDS, CHUNKS)
     b = result.question("b")
     assert b.scores["hallucination_flag"] is None and b.checks.found is None
     assert b.missing["hallucination_flag"] == NO_GOLD
@@ -143,13 +143,13 @@ def test_gold_that_cannot_be_placed_is_not_measured_never_zero() -> None:
 
 
 def test_fields_the_set_lacks_are_not_applicable_not_failures() -> None:
-    result = evaluate(QUESTIONS, GOLD, PREDS, CHUNKS)
+    result = evaluate_rag(QUESTIONS, GOLD, PREDS, CHUNKS)
     assert result.metrics.not_applicable["answer_relevancy"] == {NO_TERMS: 2}
     assert all("evaluation_failure.metric_missing" not in result.question(i).failures
                for i in "abc")
     # a supported answer that cites nothing keeps citation_accuracy from being measured
     uncited = [pred("a", ["faq::1"], "3 Werktage.", []), *PREDS[1:]]
-    a = evaluate(QUESTIONS, GOLD, uncited, CHUNKS).question("a")
+    a = evaluate_rag(QUESTIONS, GOLD, uncited, CHUNKS).question("a")
     assert a.failures["evaluation_failure.metric_missing"] == {
         "missing": {"citation_accuracy": NOT_CITED}}
 
@@ -187,7 +187,7 @@ def test_command_line_values_apply_before_the_check_from_any_folder(
 def test_run_folder_and_reports_are_readable_by_others(tmp_path: Path) -> None:
     old = os.umask(0o022)
     try:
-        result = evaluate(QUESTIONS, GOLD, PREDS, CHUNKS)
+        result = evaluate_rag(QUESTIONS, GOLD, PREDS, CHUNKS)
         folder = result.write(tmp_path / "run")
         res = runner.invoke(app, ["gate", str(folder), "--bar", "correct >= 0",
                                   "--junit", str(tmp_path / "gate.xml")])
@@ -203,7 +203,7 @@ def test_export_trec_goes_into_the_run_folder_and_takes_rows_without_scores(
         tmp_path: Path) -> None:
     unscored = [p.model_copy(update={"retrieved": [RetrievedChunk(chunk_id=h.chunk_id)
                                                    for h in p.retrieved]}) for p in PREDS]
-    folder = evaluate(QUESTIONS, GOLD, unscored, CHUNKS, run_id="my run").write(tmp_path / "r")
+    folder = evaluate_rag(QUESTIONS, GOLD, unscored, CHUNKS, run_id="my run").write(tmp_path / "r")
     res = runner.invoke(app, ["export-trec", str(folder)])
     assert res.exit_code == 0, res.output
     lines = (folder / "trec" / "run.trec").read_text().splitlines()
@@ -218,7 +218,7 @@ def test_exported_trec_files_score_like_the_run(k: int, tmp_path: Path) -> None:
     res = runner.invoke(app, ["run", "-c", str(cfg), "--k", str(k), "--run-id", "r",
                               "--output-root", str(tmp_path), "-q"])
     assert res.exit_code == 0, res.output
-    run = read_run(tmp_path / "r")
+    run = read_run_folder(tmp_path / "r")
     assert any(" " in h.chunk_id for q in run.questions for h in q.retrieved)
     assert runner.invoke(app, ["export-trec", str(tmp_path / "r")]).exit_code == 0
     trec = tmp_path / "r" / "trec"
@@ -259,7 +259,7 @@ def test_a_bug_is_an_internal_error_not_bad_input(tmp_path: Path,
 
 
 def test_a_run_folder_without_provenance_is_bad_input(tmp_path: Path) -> None:
-    folder = evaluate(QUESTIONS, GOLD, PREDS, CHUNKS).write(tmp_path / "r")
+    folder = evaluate_rag(QUESTIONS, GOLD, PREDS, CHUNKS).write(tmp_path / "r")
     data = json.loads((folder / "metrics.json").read_text())
     del data["provenance"]
     (folder / "metrics.json").write_text(json.dumps(data))
@@ -274,7 +274,7 @@ def test_k_beyond_what_there_is_is_capped_with_a_note(tmp_path: Path) -> None:
                               "-q"])
     assert res.exit_code == 0, res.output
     assert "k=1000 is more than the 56 chunks of the index: using k=56" in res.output
-    run = read_run(tmp_path / "big")
+    run = read_run_folder(tmp_path / "big")
     assert run.totals.k == 56 and run.metrics.notes
     assert "k=1000 is more than the 56 chunks" in (tmp_path / "big" / "summary.md").read_text()
     # a sweep over a huge range is capped at the longest retrieved list: quick, with a note
@@ -294,13 +294,13 @@ def test_an_output_root_that_is_a_file_is_bad_input(tmp_path: Path) -> None:
 
 
 def test_a_run_folder_lost_between_two_renames_is_put_back_when_read(tmp_path: Path) -> None:
-    folder = evaluate(QUESTIONS, GOLD, PREDS, CHUNKS).write(tmp_path / "r")
-    before = read_run(folder)
+    folder = evaluate_rag(QUESTIONS, GOLD, PREDS, CHUNKS).write(tmp_path / "r")
+    before = read_run_folder(folder)
     # a two-rename replacement killed after moving the old folder aside (pid long gone)
     folder.rename(tmp_path / ".r.old-4194999-00c0ffee")
     res = runner.invoke(app, ["report", str(folder)])
     assert res.exit_code == 0, res.output
-    assert read_run(folder) == before
+    assert read_run_folder(folder) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r"]
 
 
@@ -324,7 +324,7 @@ def test_lenient_turns_unknown_keys_into_notes(tmp_path: Path) -> None:
     lenient = runner.invoke(app, [*args, "--run-id", "lenient", "--lenient"])
     assert lenient.exit_code == 0, lenient.output
     assert "must_contian" in lenient.output
-    assert any("must_contian" in n for n in read_run(tmp_path / "lenient").metrics.notes)
+    assert any("must_contian" in n for n in read_run_folder(tmp_path / "lenient").metrics.notes)
 
 
 def test_gold_that_changes_a_denominator_is_said_on_the_terminal(tmp_path: Path) -> None:
@@ -391,7 +391,7 @@ def test_one_id_in_nfc_and_nfd_is_one_id_and_the_run_says_so(tmp_path: Path) -> 
         res = runner.invoke(app, ["run", "-c", str(folder / "config.yaml"), "-q", "--run-id",
                                   "r", "--output-root", str(folder / "runs")])
         assert res.exit_code == 0, res.output
-        runs[folder.name] = read_run(folder / "runs" / "r")
+        runs[folder.name] = read_run_folder(folder / "runs" / "r")
     assert runs["mixed"].totals == runs["plain"].totals
     notes = runs["mixed"].metrics.notes
     assert [n for n in notes if "NFC" in n] == [
@@ -422,7 +422,7 @@ def test_gold_lists_do_not_depend_on_the_order_of_the_questions_file(tmp_path: P
         res = runner.invoke(app, ["run", "-c", str(folder / "config.yaml"), "-q", "--run-id",
                                   "r", "--output-root", str(folder / "runs")])
         assert res.exit_code == 0, res.output
-        folders[name] = read_run(folder / "runs" / "r").metrics.gold
+        folders[name] = read_run_folder(folder / "runs" / "r").metrics.gold
     assert folders["as-is"] == folders["reversed"]
     ids = [r["question_id"] for r in folders["reversed"]["reanchored"]]
     assert len(ids) == 2 and ids == sorted(ids)

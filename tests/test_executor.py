@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from builders import ROOT
 from openai_server import FakeOpenAIServer
 from pydantic import BaseModel, PrivateAttr
 from synthetic import make_eval_set
@@ -34,7 +35,6 @@ from ragassay.executor import (
     split,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()
 HAS_RAY = importlib.util.find_spec("ray") is not None
 EXECUTORS = [("local", 1), ("process", 1), ("process", 2), ("ray", 1), ("ray", 2)]
@@ -50,7 +50,7 @@ def local_ray() -> Iterator[None]:
     import ray  # imported first, as a user's program may have: the start must not care
     from ray import cloudpickle
 
-    from ragassay.executor import start_local_ray
+    from ragassay.localray import start_local_ray
 
     start_local_ray(2)
 

@@ -1,7 +1,7 @@
 """The CI gate: parsing bars and options, checking them on a run, flips against a baseline,
 JUnit XML, and `ragassay gate` / `ragassay run --gate` through the command line.
 
-Runs are built in memory with :func:`ragassay.evaluate.evaluate` from small hand-made
+Runs are built in memory with :func:`ragassay.evaluate_rag` from small hand-made
 records (`Q` below: each question's gold chunk, the rank it is retrieved at, whether the
 answer cites its context and holds the expected word), so every expected value can be read
 off the spec; one test at the end gates a real run of the shipped fixture.
@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import ROOT
 from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from ragassay import evaluate
+from ragassay import evaluate_rag
 from ragassay.cli import app
 from ragassay.config import EvalConfig, MetricsConfig, PipelineConfig
 from ragassay.errors import InputError
@@ -38,7 +39,7 @@ from ragassay.gate import (
     render_junit,
     write_junit,
 )
-from ragassay.runfolder import Aggregate, RunResult, read_run
+from ragassay.runfolder import Aggregate, RunResult, read_run_folder
 from ragassay.schema import (
     Answer,
     Chunk,
@@ -50,7 +51,6 @@ from ragassay.schema import (
     RetrievedChunk,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
 KNOWN = ["recall_at_5", "recall_at_10", "hit_at_5", "groundedness", "correct"]
 runner = CliRunner()
 NO_PREDICTION = "no prediction for this question"  # why a question without one has no result
@@ -144,7 +144,7 @@ def make_run(run_id: str, specs: Sequence[Q], *, k: int = 1,
              retrieval: Sequence[str] = RETRIEVAL, hit_policy: str = "any") -> RunResult:
     """Evaluate the specs' predictions in memory (every run shares one chunk store)."""
     chunks = [*FILLERS, *(c for s in specs for c in s.chunks())]
-    return evaluate([s.question() for s in specs], [g for s in specs for g in s.gold()],
+    return evaluate_rag([s.question() for s in specs], [g for s in specs for g in s.gold()],
                     [s.prediction() for s in specs if s.predicted], chunks,
                     config(k, retrieval, hit_policy), run_id=run_id)
 
@@ -851,7 +851,7 @@ def test_cli_gate_with_a_baseline(tmp_path: Path) -> None:
     assert ET.parse(report).getroot().get("failures") == "4"  # the regression case + 3 flips
     # the record read back from the folders gives the same JUnit as the one in memory
     assert report.read_bytes() == render_junit(evaluate_gate(
-        read_run(new_dir), bars(recall_at_2=">= 0.5"), baseline=read_run(old_dir)))
+        read_run_folder(new_dir), bars(recall_at_2=">= 0.5"), baseline=read_run_folder(old_dir)))
     lenient = invoke("gate", new_dir, "--baseline", old_dir, "--bar", "recall_at_2>=0.5",
                      "--no-fail-on-regression")
     assert lenient.exit_code == 0, lenient.output
@@ -893,7 +893,7 @@ def test_cli_gate_on_a_malformed_metrics_json(tmp_path: Path, edit: Callable[[An
     assert result.exit_code == 2, result.output
     assert f"{run_dir / 'metrics.json'}: field '{field}'" in result.output
     with pytest.raises(InputError) as info:
-        read_run(run_dir)
+        read_run_folder(run_dir)
     assert (info.value.path, info.value.field) == (str(run_dir / "metrics.json"), field)
 
 
@@ -914,7 +914,7 @@ def test_cli_gate_on_malformed_rows_names_file_and_line(tmp_path: Path) -> None:
 
     answers.write_text("".join(lines) + lines[0], encoding="utf-8")
     with pytest.raises(InputError) as info:
-        read_run(run_dir)
+        read_run_folder(run_dir)
     assert (info.value.line, info.value.field) == (6, "question_id")
     assert "duplicate question_id 'q1' (first on line 1)" in info.value.message
 
@@ -973,7 +973,7 @@ def real_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_gate_on_a_real_run(real_run: Path, tmp_path: Path) -> None:
-    run = read_run(real_run)
+    run = read_run_folder(real_run)
     assert run.questions and run.metrics.counts.without_prediction == 0
     recall = run.metrics.retrieval["recall_at_5"].mean
     gate = parse_gate({"recall_at_5": f">= {recall!r}", "correct": "> 1"}, source="config",
@@ -993,7 +993,7 @@ def test_gate_on_a_real_run(real_run: Path, tmp_path: Path) -> None:
     assert failing == sum(1 for q in run.questions if q.measured and not q.checks.passed)
     strict_questions = ET.fromstring(render_junit(strict)).findall("testsuite")[1]
     assert strict_questions.get("failures") == str(failing)
-    assert render_junit(result) == render_junit(evaluate_gate(read_run(real_run), gate,
-                                                              baseline=read_run(real_run)))
+    assert render_junit(result) == render_junit(evaluate_gate(read_run_folder(real_run), gate,
+                                                              baseline=read_run_folder(real_run)))
     cli = invoke("gate", real_run, "--baseline", real_run, "--bar", f"recall_at_5>={recall!r}")
     assert cli.exit_code == 0, cli.output

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from builders import ROOT
 
 import ragassay.atomic as atomic
 import ragassay.index.staleness as staleness_mod
@@ -459,7 +460,6 @@ def test_status_other_loader_version(source: Path, built: Path,
 
 # --- import weight -------------------------------------------------------------------
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def modules_after(code: str) -> set[str]:

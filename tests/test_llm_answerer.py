@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import ROOT
 from openai_server import FakeOpenAIServer
 
 from ragassay.answer.extractive import Answerer
@@ -21,8 +22,6 @@ from ragassay.endpoint import EndpointConfig, EndpointError, OpenAICompatClient,
 from ragassay.index.format import load_index
 from ragassay.metrics.answer import DEFAULT_DECLINE_PHRASES, score_answer
 from ragassay.schema import Answer, Chunk, Citation, Question
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def chunk(cid: str, text: str, pages: tuple[int, int] | None = None) -> Chunk:

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from builders import ROOT
 from openai_server import FakeOpenAIServer
 from typer.testing import CliRunner
 
 from ragassay.cli import app
 
-ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()
 
 

@@ -19,6 +19,7 @@ from typing import Any, get_args
 import httpx
 import pytest
 import yaml
+from builders import ROOT
 from conftest import packaged_local_model
 from typer.testing import CliRunner
 
@@ -32,7 +33,6 @@ from ragassay.localserver import (
 )
 from ragassay.schema import AnswerStatus, Chunk
 
-ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()
 
 # q10, q11: English, answerable; q13: German, answerable; q16: English, not answerable

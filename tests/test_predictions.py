@@ -11,14 +11,15 @@ import shutil
 from pathlib import Path
 
 import pytest
+from builders import ROOT
 from typer.testing import CliRunner
 
 from ragassay.cli import app
 from ragassay.config import load_config
-from ragassay.core import load_inputs, predict, score
+from ragassay.core import predict, score
+from ragassay.inputs import load_inputs
 from ragassay.run import run_evaluation
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples/shop_faq_de"
 runner = CliRunner()
 
@@ -156,7 +157,7 @@ def test_questions_without_a_prediction_exit_3_with_the_folder_written(
     prediction for is not measured, so the run exits 3 (one line naming how many and the
     first); the run folder is written with the others measured. An empty predictions file
     is the same case with every question."""
-    from ragassay.runfolder import read_run
+    from ragassay.runfolder import read_run_folder as read_run
 
     lines = (EXAMPLE / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
     path = tmp_path / "p.jsonl"

@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from builders import ROOT
 
 from ragassay.config import load_config
 from ragassay.errors import InputError
 from ragassay.run import run_evaluation
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")

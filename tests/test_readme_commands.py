@@ -1,5 +1,6 @@
-"""Every `ragassay` / contract command the README shows, run as written (optional `[...]`
-parts left out), in a copy of the repository, and the contract command from another folder.
+"""Every `ragassay` / contract command the README and the docs it links to show, run as written
+(optional `[...]` parts left out), in a copy of the repository, and the contract command from
+another folder.
 
 Placeholders are made real instead of rewritten: the runs `RUN`, `BASE` and `NEW` exist under
 `experiments/runs/`, and `my.yaml`, `out.jsonl`, `chunks.jsonl`, `qrels.txt`, `run.txt` are
@@ -20,16 +21,19 @@ import sys
 from pathlib import Path
 
 import pytest
+from builders import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 SKIP = ("./scripts/", "pip install", "ragassay serve-local",
         "ragassay run -c configs/eval/rag_quality_v1_llm.yaml")
 # Commands whose exit code is the gate's verdict, not an error.
 GATE_VERDICT = ("ragassay gate ", "--gate")
+# The pages whose commands are run: the README and the topic pages its sections moved to.
+PAGES = ("README.md", "docs/importing.md", "docs/presets.md", "docs/llm.md",
+         "docs/executors.md", "docs/inputs.md")
 
 
 def readme_commands() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = "\n".join((ROOT / page).read_text(encoding="utf-8") for page in PAGES)
     blocks = re.findall(r"```bash\n(.*?)```", text, re.S)
     commands = []
     for block in blocks:

@@ -12,36 +12,27 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browser import MISSING, chrome
+from builders import ROOT
 from synthetic import make_eval_set
 from typer.testing import CliRunner
 
 import ragassay.cli as cli
-from ragassay.runfolder import read_run
+from ragassay.runfolder import read_run_folder
 
-ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs/eval/rag_quality_v1.yaml"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
-
 try:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait
 except ImportError:  # pragma: no cover - depends on the environment
-    webdriver = None  # type: ignore[assignment]
+    pass
 
-_missing = ("selenium is not installed (pip install selenium)" if webdriver is None
-            else "chromium is not installed (apt-get install chromium)" if BROWSER is None
-            else f"{CHROMEDRIVER} is missing (apt-get install chromium-driver)"
-            if not Path(CHROMEDRIVER).is_file() else None)
-pytestmark = pytest.mark.skipif(_missing is not None, reason=_missing or "")
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
 
 runner = CliRunner()
 
@@ -68,13 +59,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def driver() -> Iterator[Any]:
-    opts = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--no-first-run", "--window-size=1280,1000"):
-        opts.add_argument(arg)
-    opts.binary_location = str(BROWSER)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    drv = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    drv = chrome("--window-size=1280,1000", console_log=True)
     try:
         yield drv
     finally:
@@ -124,7 +109,7 @@ def screenshot(driver: Any, path: Path, height: int) -> None:
 
 
 def totals_line(run_dir: Path) -> str:
-    return read_run(run_dir).totals.line()
+    return read_run_folder(run_dir).totals.line()
 
 
 def test_fixture_report(runs: dict[str, Path], driver: Any, shots: Path) -> None:
@@ -169,7 +154,7 @@ def test_fixture_report(runs: dict[str, Path], driver: Any, shots: Path) -> None
     texts[0].find_element(By.TAG_NAME, "summary").click()
     chunk = texts[0].find_element(By.CSS_SELECTOR, "pre.ctext").text
     assert len(chunk) > 20
-    result = read_run(run_dir)
+    result = read_run_folder(run_dir)
     assert chunk.strip() in {t.strip() for t in result.chunk_texts.values()}
     assert driver.find_elements(By.CSS_SELECTOR, "tr.cut") or len(
         result.questions[0].retrieved) <= result.totals.k
@@ -196,7 +181,7 @@ def test_generated_report_of_2000_questions(runs: dict[str, Path], driver: Any,
     assert not any(r["fail"] for r in visible_rows(driver))
     label.select_by_value("")
     search = driver.find_element(By.ID, "f-text")
-    qid = read_run(run_dir).questions[1234].question_id
+    qid = read_run_folder(run_dir).questions[1234].question_id
     search.send_keys(qid)
     rows = visible_rows(driver)
     assert qid in [r["id"] for r in rows] and len(rows) < 100
@@ -221,8 +206,8 @@ def test_comparison_page(runs: dict[str, Path], driver: Any, shots: Path) -> Non
                                                           .read_text(encoding="utf-8"))["answer"])
     flips = driver.find_elements(By.CSS_SELECTOR, "table.flips > tbody")
     assert flips, "k=10 vs k=3 flips some found verdicts"
-    base = {q.question_id: q.checks for q in read_run(runs["fixture"]).questions}
-    cand = {q.question_id: q.checks for q in read_run(runs["k3"]).questions}
+    base = {q.question_id: q.checks for q in read_run_folder(runs["fixture"]).questions}
+    cand = {q.question_id: q.checks for q in read_run_folder(runs["k3"]).questions}
     flipped = {qid for qid in base for n in ("found", "grounded", "right")
                if None not in (getattr(base[qid], n), getattr(cand[qid], n))
                and getattr(base[qid], n) != getattr(cand[qid], n)}
@@ -251,13 +236,7 @@ def test_comparison_page(runs: dict[str, Path], driver: Any, shots: Path) -> Non
 def test_page_without_javascript_shows_the_summary(runs: dict[str, Path],
                                                    tmp_path: Path) -> None:
     """With scripts off the header, totals, charts and the first failing questions show."""
-    opts = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"):
-        opts.add_argument(arg)
-    opts.binary_location = str(BROWSER)
-    opts.add_experimental_option("prefs", {"profile.managed_default_content_settings."
-                                           "javascript": 2})
-    drv = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    drv = chrome(prefs={"profile.managed_default_content_settings.javascript": 2})
     try:
         drv.get((runs["gen"] / "report.html").as_uri())
         assert drv.find_element(By.CSS_SELECTOR, "section.totals p.line").text == totals_line(

@@ -19,11 +19,11 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
+from builders import ROOT
 
 from ragassay.report.html import decode_row
 from ragassay.vector import ExactSearch
 
-ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs/eval/rag_quality_v1.yaml"
 THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 ROW_FILES = ("answers.jsonl", "retrieved_chunks.jsonl", "failure_cases.jsonl")

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from builders import ROOT
 
 from ragassay.diagnose import LABELS
 
-ROOT = Path(__file__).resolve().parents[1]
 CONFIG = "configs/eval/rag_quality_v1.yaml"
 FILES = {"metrics.json", "retrieved_chunks.jsonl", "answers.jsonl", "failure_cases.jsonl",
          "chunks.jsonl", "summary.md", "report.html"}

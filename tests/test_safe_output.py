@@ -9,7 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ragassay import evaluate
+from ragassay import evaluate_rag
 from ragassay.report.safe import md, plain
 from ragassay.report.summary import print_summary
 from ragassay.schema import (
@@ -36,7 +36,7 @@ def evil_run() -> object:
                                     citations=[Citation(chunk_id="faq::1")]))
     gold = GoldRecord(question_id="q<1>",
                       gold_evidence=[GoldEvidence(chunk_id="faq::1", doc_id="faq")])
-    return evaluate([q], [gold], [pred], [chunk], run_id="r`<b>`")
+    return evaluate_rag([q], [gold], [pred], [chunk], run_id="r`<b>`")
 
 
 def test_markdown_escaping_by_hand() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import ROOT
 
 from ragassay.errors import InputError
 from ragassay.gold import anchor_gold, check_gold, gold_warnings
@@ -25,7 +26,6 @@ from ragassay.schema import (
 )
 from ragassay.store import store_of_chunks
 
-ROOT = Path(__file__).resolve().parents[1]
 Q = {"question_id": "q1", "question": "Wie lange?", "answerable": True}
 
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from builders import ROOT
 from typer.testing import CliRunner
 
 from ragassay.cli import app
@@ -15,7 +16,6 @@ from ragassay.metrics.trec import read_qrels, read_run
 from ragassay.run import run_evaluation
 from ragassay.sweep import parse_k_range, parse_thresholds, run_sweep
 
-ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs/eval/rag_quality_v1.yaml"
 runner = CliRunner()
 
@@ -72,7 +72,8 @@ CI_KEYS = {f"{name}_{part}" for name in ("recall_at_k", "grounded", "right")
 
 
 def test_sweep_rows_carry_bootstrap_cis(tmp_path: Path, at_root: None) -> None:
-    from ragassay.core import load_inputs, predict, score
+    from ragassay.core import predict, score
+    from ragassay.inputs import load_inputs
     from ragassay.metrics.stats import aggregate
 
     cfg = load_config(CONFIG)

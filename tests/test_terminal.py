@@ -21,6 +21,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from builders import ROOT
 from openai_server import FakeOpenAIServer
 from rich.console import Console
 from synthetic import make_eval_set
@@ -31,7 +32,6 @@ from ragassay import progress
 from ragassay.cli import app
 from ragassay.report.safe import print_table
 
-ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()
 Tables = dict[str, list[list[str]]]  # title → rows (header first)
 

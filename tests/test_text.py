@@ -11,20 +11,20 @@ from hypothesis import strategies as st
 from ragassay.text import (
     contains_term,
     content_words,
+    fold_text,
     guess_language,
-    normalize,
     split_sentences,
     strip_korean_suffix,
     tokens,
 )
 
-# --- normalize / tokens ---------------------------------------------------------------
+# --- fold_text / tokens ---------------------------------------------------------------
 
 
 def test_normalize_folds_width_case_and_whitespace() -> None:
-    assert normalize("ＡＢＣ１") == "abc1"
-    assert normalize("  Straße \n\t  API  ") == "strasse api"
-    assert normalize("don’t") == "don't"
+    assert fold_text("ＡＢＣ１") == "abc1"
+    assert fold_text("  Straße \n\t  API  ") == "strasse api"
+    assert fold_text("don’t") == "don't"
 
 
 def test_tokens_keep_numbers_whole() -> None:
@@ -152,13 +152,13 @@ def test_contains_term(haystack: str, term: str, expected: bool) -> None:
 
 @given(st.text(min_size=1, max_size=30), st.text(max_size=10), st.text(max_size=10))
 def test_contains_term_finds_a_term_between_spaces(term: str, left: str, right: str) -> None:
-    if normalize(term):
+    if fold_text(term):
         assert contains_term(f"{left} {term} {right}", term)
 
 
 @given(st.text(max_size=40))
 def test_normalize_is_idempotent(text: str) -> None:
-    assert normalize(normalize(text)) == normalize(text)
+    assert fold_text(fold_text(text)) == fold_text(text)
 
 
 def test_guess_language() -> None:

@@ -5,7 +5,7 @@ The Python API is the evaluation core every command uses::
     import ragassay
     cfg = ragassay.load_config("examples/shop_faq_de/config.yaml")
     questions = ragassay.read_questions(cfg.questions_path)
-    result = ragassay.evaluate(questions, ragassay.read_gold(cfg.gold_evidence_path),
+    result = ragassay.evaluate_rag(questions, ragassay.read_gold(cfg.gold_evidence_path),
                                ragassay.read_predictions(cfg.predictions_path),
                                ragassay.read_chunks(cfg.chunks_path), cfg)
     result.totals.line()           # 'found@3 8/9 · grounded 7/10 · right 6/10'
@@ -20,10 +20,10 @@ _API = {
     "Checks": "checks", "Totals": "checks",
     "EvalConfig": "config", "load_config": "config",
     "InputError": "errors",
-    "evaluate": "core",
+    "evaluate_rag": "core",
     "read_gold": "gold", "read_questions": "gold",
     "read_predictions": "predictions",
-    "QuestionResult": "runfolder", "RunResult": "runfolder", "read_run": "runfolder",
+    "QuestionResult": "runfolder", "RunResult": "runfolder", "read_run_folder": "runfolder",
     "read_chunks": "store",
 }
 
@@ -44,11 +44,11 @@ __all__ = [
     "RunResult",
     "Totals",
     "__version__",
-    "evaluate",
+    "evaluate_rag",
     "load_config",
     "read_chunks",
     "read_gold",
     "read_predictions",
     "read_questions",
-    "read_run",
+    "read_run_folder",
 ]

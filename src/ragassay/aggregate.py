@@ -22,7 +22,7 @@ from .reasons import NO_PREDICTION, NOT_APPLICABLE
 from .runfolder import RUN_SCHEMA_VERSION, Aggregate, Counts, Provenance, QuestionResult, RunMetrics
 
 if TYPE_CHECKING:
-    from .core import Inputs
+    from .inputs import Inputs
 
 
 

@@ -25,18 +25,22 @@ from .errors import InputError
 from .jsonio import parse_record, read_yaml
 from .metrics.measures import ANSWER_MEASURES, parse_measure
 from .metrics.retrieval import rag_measure
-from .schema import Question
+from .schema import DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP, Question
 
-# Each preset fixes its pipeline keys: any other value would be a different pipeline. The
-# naive baseline is the contract's; the others change the retriever only, so that the same
-# harness compares them question by question.
-_NAIVE: dict[str, Any] = {
-    "retrieval_backend": "dense",
+# Keys of the contract's config format that no pipeline implements: every preset requires
+# exactly these values (checked in one place, `check_contract`), so a config asking for a
+# reranker, metadata-first retrieval, a verifier retry or query expansion is refused with the
+# key named instead of being silently ignored.
+NOT_IMPLEMENTED_KEYS: dict[str, Any] = {
     "metadata_first": False,
     "rerank": False,
     "verifier_retry": False,
     "query_expansion": "identity",
 }
+# Each preset fixes its pipeline keys: any other value would be a different pipeline. The
+# naive baseline is the contract's; the others change the retriever only (a backend of
+# `ragassay.retrieve.RETRIEVERS`), so that the same harness compares them question by question.
+_NAIVE: dict[str, Any] = {"retrieval_backend": "dense", **NOT_IMPLEMENTED_KEYS}
 PRESETS: dict[str, dict[str, Any]] = {
     "naive_baseline": _NAIVE,
     "bm25": {**_NAIVE, "retrieval_backend": "bm25"},
@@ -44,7 +48,21 @@ PRESETS: dict[str, dict[str, Any]] = {
     "dense_use": _NAIVE,  # dense over an index built with the use-multilingual embedder
     "dense_e5": _NAIVE,  # dense over an index built with the e5-small embedder
 }
-KNOWN_PIPELINES = tuple(PRESETS)
+# Presets over the dense backend that need an index built with a given embedder.
+PRESET_EMBEDDER: dict[str, str] = {"dense_e5": "e5-small", "dense_use": "use-multilingual"}
+KNOWN_PIPELINES = tuple(PRESETS)  # the built-in presets
+
+
+def register_preset(name: str, *, retrieval_backend: str,
+                    embedder: str | None = None) -> None:
+    """Add a preset: the naive baseline with another retriever backend (registered with
+    :func:`ragassay.retrieve.register_retriever`), and optionally the embedder its index must
+    be built with. A name registered twice raises :class:`ValueError`."""
+    if name in PRESETS:
+        raise ValueError(f"preset {name!r} is registered twice")
+    PRESETS[name] = {**_NAIVE, "retrieval_backend": retrieval_backend}
+    if embedder is not None:
+        PRESET_EMBEDDER[name] = embedder
 # The contract's minimums, checked by the contract command for its preset (naive_baseline):
 # the baseline is measured at k = 10 on a set with enough questions of both kinds to say
 # something. `ragassay run`, the sweep and the other presets are free (any k, any set).
@@ -58,6 +76,12 @@ class _Strict(BaseModel):
 
 
 class PipelineConfig(_Strict):
+    """``name``: a preset of :data:`PRESETS`, which fixes ``retrieval_backend`` and the keys of
+    :data:`NOT_IMPLEMENTED_KEYS` (``metadata_first``, ``rerank``, ``verifier_retry``: false;
+    ``query_expansion``: identity). Those four are in the contract's config format but no
+    pipeline implements them: they must keep these values, any other is an error naming the
+    key."""
+
     name: str = "naive_baseline"
     top_k: int = Field(10, ge=1)
     retrieval_backend: str = "dense"
@@ -70,8 +94,8 @@ class PipelineConfig(_Strict):
 class IndexBuildConfig(_Strict):
     """How `source_dir` is indexed when the index is (re)built for this config."""
 
-    chunk_size: int = Field(400, ge=1)
-    overlap: int = Field(80, ge=0)
+    chunk_size: int = Field(DEFAULT_CHUNK_SIZE, ge=1)
+    overlap: int = Field(DEFAULT_OVERLAP, ge=0)
     embedder: str = "hashing"
     embedder_params: dict[str, Any] = Field(default_factory=dict)
 
@@ -299,9 +323,9 @@ def check_contract(cfg: EvalConfig, path: Path, lines: dict[str, int] | None = N
         raise _error(path, lines, "chunks_path", "a chunk file has no embeddings: it can only "
                      "score predictions; add predictions_path or use index_dir")
     pipe = cfg.pipeline
-    if pipe.name not in KNOWN_PIPELINES:
+    if pipe.name not in PRESETS:
         raise _error(path, lines, "pipeline.name",
-                     f"unknown pipeline {pipe.name!r}; known: {', '.join(KNOWN_PIPELINES)}")
+                     f"unknown pipeline {pipe.name!r}; known: {', '.join(PRESETS)}")
     for key, want in PRESETS[pipe.name].items():
         got = getattr(pipe, key)
         if got != want:

@@ -1,3 +1,4 @@
+# Over 400 lines: the evaluation's stages (predict, score, judge) share one unit protocol; to split.
 """The evaluation core and the public Python API: questions, gold, predictions and evidence in,
 a :class:`~ragassay.runfolder.RunResult` out.
 
@@ -11,9 +12,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property, partial
-from pathlib import Path
+from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from . import progress as stages
@@ -23,14 +23,8 @@ from .checks import question_checks
 from .config import EvalConfig
 from .diagnose import Case, diagnose
 from .executor import Executor, LocalExecutor, split
-from .gold import (
-    QuestionGold,
-    anchor_gold,
-    check_gold,
-    gold_warnings,
-    load_gold,
-    read_questions,
-)
+from .gold import anchor_gold, check_gold, gold_warnings
+from .inputs import Inputs, Predicted, gold_rows
 from .metrics.answer import DEFAULT_DECLINE_PHRASES, AnswerScores, score_answer
 from .metrics.retrieval import retrieval_scores
 from .predictions import check_predictions, context_of, load_predictions
@@ -41,6 +35,7 @@ from .reasons import (
     asked_and_prevented,
     missing_reasons,
 )
+from .report.views import VIEWS
 from .runfolder import (
     QuestionResult,
     RankedChunk,
@@ -48,44 +43,12 @@ from .runfolder import (
     referenced_chunk_texts,
 )
 from .schema import Chunk, GoldRecord, Prediction, Question
-from .store import Index, read_chunks, store_of_chunks
+from .store import Index, store_of_chunks
 
 if TYPE_CHECKING:  # the pipeline pulls in retrievers and embedders: imported when used
     from .endpoint import EndpointConfig
     from .pipeline import Pipeline
     from .retrieve import Ranking
-
-@dataclass
-class Inputs:
-    """What an evaluation reads: questions, their anchored gold, the evidence store."""
-
-    questions: list[Question]
-    gold: dict[str, QuestionGold]
-    store: Index
-    stale: str | None = None
-    files: list[Path] = field(default_factory=list)  # input files, hashed for provenance
-    load_s: float = 0.0  # reading questions, gold and the index (or chunk file)
-    anchor_s: float = 0.0  # anchoring the gold labels in the index
-    warnings: list[str] = field(default_factory=list)  # for the user: lenient reads, gold
-
-    @cached_property
-    def chunk_texts(self) -> dict[str, str]:
-        return {c.chunk_id: c.text for c in self.store.chunks}
-
-
-@dataclass
-class Predicted:
-    """A system's output: predictions, the rankings behind them (built-in pipeline only),
-    and the error of every question whose answer could not be produced."""
-
-    predictions: dict[str, Prediction]
-    rankings: dict[str, Ranking] = field(default_factory=dict)
-    errors: dict[str, str] = field(default_factory=dict)
-    # The built-in pipeline's stage times: ``retrieve_s`` (the batched search of every
-    # question, when it ran here), ``retrieve_mean_ms`` (that time per question: a mean, the
-    # batches have no per-question time), ``answer_s`` (answering every question).
-    timings: dict[str, float] = field(default_factory=dict)
-
 
 @dataclass
 class Work:
@@ -118,47 +81,6 @@ def work_of(executor: Executor, cfg: EvalConfig, inputs: Inputs,
     if pipeline is not None and work.built is None:
         work.built = pipeline
     return work
-
-
-def load_inputs(cfg: EvalConfig) -> Inputs:
-    """Read questions and gold, load the index (or chunk file), anchor the gold labels."""
-    from .index import index_status, load_index
-
-    assert cfg.questions_path is not None and cfg.gold_evidence_path is not None  # checked
-    t0 = time.perf_counter()
-    warnings: list[str] = []
-    questions = read_questions(cfg.questions_path, lenient=cfg.lenient, warnings=warnings)
-    gold = load_gold(cfg.gold_evidence_path, questions, lenient=cfg.lenient, warnings=warnings)
-    files = [Path(cfg.questions_path), Path(cfg.gold_evidence_path)]
-    if cfg.index_dir is not None:
-        store = load_index(cfg.index_dir)
-        files += [Path(cfg.index_dir) / "index.json", Path(cfg.index_dir) / "embeddings.npy"]
-    else:
-        assert cfg.chunks_path is not None  # guaranteed by check_contract
-        store = read_chunks(cfg.chunks_path)
-    files += [Path(p) for p in (cfg.chunks_path, cfg.predictions_path) if p is not None]
-    stale = None
-    if cfg.source_dir is not None and cfg.index_dir is not None:
-        stale = index_status(cfg.index_dir, cfg.source_dir, chunk_size=cfg.index.chunk_size,
-                             overlap=cfg.index.overlap, embedder=cfg.index.embedder,
-                             embedder_params=cfg.index.embedder_params, index=store)
-    load_s = time.perf_counter() - t0
-    anchored = anchor_gold(questions, gold, store)
-    warnings += gold_warnings(questions, anchored)
-    anchor_s = time.perf_counter() - t0 - load_s
-    return Inputs(questions, anchored, store, stale, files, load_s, anchor_s, warnings)
-
-
-def gold_rows(inputs: Inputs) -> list[list[int]]:
-    """Per question, the index rows of the gold chunks it is scored against: the rows whose
-    rank in the whole index (``gold_rank_in_index``) its ranking must record."""
-    store = inputs.store
-    out = []
-    for q in inputs.questions:
-        qgold = inputs.gold[q.question_id]
-        grades = qgold.grades if qgold.usable else {}
-        out.append([store.position(c) for c in grades if store.has(c)])
-    return out
 
 
 def cap_k(cfg: EvalConfig, inputs: Inputs, k: int) -> tuple[int, str | None]:
@@ -529,9 +451,9 @@ def usage_of(q: Question, pred: Prediction, context: list[str], store: Index) ->
 # --- the public API ----------------------------------------------------------------------
 
 
-def evaluate(questions: Sequence[Question], gold: Iterable[GoldRecord],
-             predictions: Iterable[Prediction], evidence: Index | Iterable[Chunk],
-             config: EvalConfig | None = None, *, run_id: str = "api") -> RunResult:
+def evaluate_rag(questions: Sequence[Question], gold: Iterable[GoldRecord],
+                 predictions: Iterable[Prediction], evidence: Index | Iterable[Chunk],
+                 config: EvalConfig | None = None, *, run_id: str = "api") -> RunResult:
     """Score a system's predictions against gold evidence, in memory.
 
     ``questions``, ``gold`` and ``predictions`` are the records the file readers produce
@@ -554,4 +476,5 @@ def evaluate(questions: Sequence[Question], gold: Iterable[GoldRecord],
     metrics = summarize(cfg, inputs, results, run_id=run_id, mode="predictions", k=k,
                         notes=inputs.warnings)
     return RunResult(metrics, results,
-                     chunk_texts=referenced_chunk_texts(results, inputs.chunk_texts))
+                     chunk_texts=referenced_chunk_texts(results, inputs.chunk_texts),
+                     views=VIEWS)

@@ -1,3 +1,4 @@
+# Over 400 lines: three executors and the pickling they share; to split per executor.
 """Where the independent units of an evaluation run: in this process (``local``), in worker
 processes of this machine (``process``), or on a Ray cluster (``ray``).
 
@@ -14,8 +15,9 @@ it byte for byte).
 
 Ray: ``ray.init(address=...)`` joins an existing cluster (ragassay must be installed on its
 nodes); without an address a local Ray is started for the run, on 127.0.0.1 only (its node
-address given explicitly, no dashboard, no usage statistics, no worker logs echoed) and shut
-down at the end. A Ray session already started in this process is used as it is.
+address given explicitly, no dashboard, no usage statistics, no cloud metadata probe, no
+worker logs echoed: :mod:`.localray`) and shut down at the end. A Ray session already
+started in this process is used as it is.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 from .atomic import write_bytes
+from .localray import LOCALHOST, start_local_ray
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -48,7 +51,6 @@ U = TypeVar("U")
 ExecutorKind = Literal["local", "process", "ray"]
 KINDS: tuple[str, ...] = ("local", "process", "ray")
 KEPT_SHARED = 2  # shared objects a worker keeps (a sweep alternates two stages' objects)
-LOCALHOST = "127.0.0.1"
 
 
 def cpu_count() -> int:
@@ -480,24 +482,6 @@ class ProcessExecutor(Executor):
         self._pool.shutdown(wait=True, cancel_futures=True)
         shutil.rmtree(self._dir, ignore_errors=True)
         super().close()
-
-
-def start_local_ray(cpus: int) -> None:
-    """Start a Ray instance in this process with ``cpus`` CPUs, bound to 127.0.0.1: the node
-    address given explicitly (and Ray's look-up of a "reachable" address off, which would
-    otherwise probe a public address to pick the machine's own IP), no dashboard, no usage
-    statistics, worker output not echoed here."""
-    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    # Single-node mode: Ray's own look-up of the node address answers the loopback. Read
-    # when ray is imported: by the processes Ray starts from this environment, and here
-    # (set on the module too, for a ray imported before this call).
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
-    import ray
-    from ray._private import ray_constants
-
-    ray_constants.ENABLE_RAY_CLUSTER = False
-    ray.init(address="local", num_cpus=cpus, _node_ip_address=LOCALHOST,
-             include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
 
 
 class RayExecutor(Executor):

@@ -1,3 +1,4 @@
+# Over 400 lines: reading, anchoring, audit and fix share the anchoring look-ups; to split.
 """Questions and gold evidence: reading, cross-checks, and re-anchoring stale labels.
 
 Gold labels name chunk ids, and chunk ids change whenever documents are re-chunked. A label
@@ -23,7 +24,7 @@ from .errors import InputError
 from .jsonio import line_of, read_jsonl
 from .schema import GoldEvidence, GoldRecord, Question
 from .store import Index
-from .text import normalize, squash, term_pattern
+from .text import fold_text, squash, term_pattern
 
 AnchorStatus = Literal["ok", "also_in", "reanchored", "terms_only", "split", "lost_in_parsing",
                        "unanchored"]
@@ -383,7 +384,7 @@ class _AnchorTexts:
 
     @staticmethod
     def _form(by: str) -> Callable[[str], str]:
-        return normalize if by == "support_claim" else squash
+        return fold_text if by == "support_claim" else squash
 
     def chunks(self, by: str) -> _Texts:
         if by not in self._chunks:
@@ -413,7 +414,7 @@ def _needle(label: GoldEvidence, by: str) -> tuple[str, Callable[[str], bool]]:
     literal every holding text contains, and the exact test on a text in that form
     (normalised for a claim, squashed for terms)."""
     if by == "support_claim" and label.support_claim:
-        claim = normalize(label.support_claim)
+        claim = fold_text(label.support_claim)
         return claim, lambda text: claim in text
     patterns = [term_pattern(t) for t in label.required_terms]
     if any(p is None for p in patterns):  # a blank term never matches
@@ -528,7 +529,7 @@ def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
                                 f"{by} is in no chunk; the loader dropped {dropped} of "
                                 f"{doc.doc_id}")
     near = texts.chunks("support_claim").nearest(
-        normalize(label.support_claim or " ".join(label.required_terms)), NEAREST)
+        fold_text(label.support_claim or " ".join(label.required_terms)), NEAREST)
     return AnchoredEvidence(label, "unanchored", [], f"{why}; no chunk holds the {by}"
                             + ("; the nearest chunks are its candidates" if near else ""),
                             [index.chunks[r].chunk_id for r, _ in near],

@@ -16,7 +16,6 @@ from .answer.extractive import DECLINE_TEXT, ExtractiveAnswerer
 from .answer.llm import LLMAnswerer
 from .answer.prompt import build_prompt, count_tokens
 from .config import EvalConfig, locate
-from .embed import embedder_from_meta
 from .endpoint import (
     EndpointConfig,
     EndpointError,
@@ -27,42 +26,11 @@ from .endpoint import (
 )
 from .errors import InputError
 from .index import Index
-from .retrieve import (
-    BM25Retriever,
-    Hit,
-    HybridRetriever,
-    Ranking,
-    VectorRetriever,
-)
+from .retrieve import Hit, Ranking, build_retriever
 from .schema import Answer, Prediction, Question, RetrievedChunk, Usage
 from .text import guess_language
-from .vector import ApproximateSearch, ExactSearch, VectorSearch
 
-PRESET_EMBEDDERS = {"dense_e5": "e5-small", "dense_use": "use-multilingual"}
 RETRIEVE_BATCH = 256  # queries per search call (the dense retriever's own batch size)
-
-
-def make_retriever(index: Index, cfg: EvalConfig) -> Any:
-    """The retriever of the configured preset: dense, BM25, or their reciprocal rank fusion."""
-    backend = cfg.pipeline.retrieval_backend
-    if backend == "bm25":
-        return BM25Retriever(index)
-    if not index.meta.get("embedding"):
-        raise InputError(index.path, f"{backend} retrieval needs an index with embeddings "
-                         "(build one with `ragassay index`); a chunk file can only score "
-                         "predictions")
-    embedding = index.meta["embedding"]
-    want = PRESET_EMBEDDERS.get(cfg.pipeline.name)
-    if want and embedding.get("backend") != want:
-        raise InputError(index.path, f"the {cfg.pipeline.name} preset needs an index built with "
-                         f"`--embedder {want}`, this one has {embedding.get('backend')!r}")
-    embedder = embedder_from_meta(embedding)
-    # Exact search below the size threshold (vector.ANN_THRESHOLD); above it, the approximate
-    # search whose recall the build measured and recorded (index.json → search).
-    search: VectorSearch = (ApproximateSearch(index.embeddings) if "search" in index.meta
-                            else ExactSearch(index.embeddings))
-    dense = VectorRetriever(index, embedder, search)
-    return HybridRetriever([dense, BM25Retriever(index)]) if backend == "hybrid" else dense
 
 
 def answer_hits(ranking: Ranking, k: int, threshold: float | None = None) -> list[Hit]:
@@ -79,7 +47,7 @@ class Pipeline:
 
     def __init__(self, index: Index, cfg: EvalConfig) -> None:
         self.index = index
-        self.retriever = make_retriever(index, cfg)
+        self.retriever = build_retriever(index, cfg)
         self.answerer_cfg = cfg.answerer
         self.answerer: Any = None
         if cfg.answerer.kind == "llm":

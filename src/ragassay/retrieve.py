@@ -1,9 +1,15 @@
+# Over 400 lines: the three built-in backends and their registry are one concept (a ranking).
 """Retrieval over an index, all with deterministic ties (score descending, position ascending).
 
 - :class:`VectorRetriever`: dense search through :mod:`ragassay.vector`, exact (the naive
   baseline's: inner product against every chunk) or approximate (HNSW).
 - :class:`BM25Retriever`: lexical BM25 with a language-aware tokenizer (Korean morphemes).
 - :class:`HybridRetriever`: reciprocal rank fusion of any of them.
+
+A retriever backend is one class registered with ``@register_retriever``: its ``backend``
+name is the config's ``pipeline.retrieval_backend``, and its ``from_config(index, cfg)``
+builds it for a pipeline (:func:`build_retriever`, used by :mod:`ragassay.pipeline`). The
+presets that use a backend are rows of :data:`ragassay.config.PRESETS`.
 """
 
 from __future__ import annotations
@@ -11,15 +17,18 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
 from .embed import Embedder, embedder_difference
-from .errors import MissingPackage
+from .errors import InputError, MissingPackage
 from .store import Index
-from .tokenize import tokenize_all, tokenizer_for
+from .tokens import tokenize_all, tokenizer_for
 from .vector import ExactSearch, VectorSearch, top_k
+
+if TYPE_CHECKING:
+    from .config import EvalConfig
 
 __all__ = [
     "rank_in",
@@ -29,8 +38,11 @@ __all__ = [
     "Ranking",
     "Retriever",
     "VectorRetriever",
+    "RETRIEVERS",
     "apply_min_score",
+    "build_retriever",
     "check_query_embedder",
+    "register_retriever",
     "ranking_from_scores",
     "ranking_from_sparse",
     "top_k",
@@ -92,6 +104,53 @@ class Retriever(Protocol):
 
     def search(self, queries: Sequence[str], k: int,
                track: Sequence[Iterable[int]] | None = None) -> list[Ranking]: ...
+
+
+RETRIEVERS: dict[str, Any] = {}  # backend name → registered retriever class
+_R = TypeVar("_R")
+
+
+def register_retriever(cls: type[_R]) -> type[_R]:
+    """Register a retriever class under its ``backend`` name. The class implements
+    :class:`Retriever` and ``from_config(index, cfg)`` (a classmethod building it for a
+    pipeline). A name registered twice raises :class:`ValueError`."""
+    name = getattr(cls, "backend", None)
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{cls.__name__}: a retriever class needs a `backend` name")
+    if name in RETRIEVERS:
+        raise ValueError(f"retriever backend {name!r} is registered twice")
+    if not callable(getattr(cls, "from_config", None)):
+        raise ValueError(f"{cls.__name__}: a retriever class needs from_config(index, cfg)")
+    RETRIEVERS[name] = cls
+    return cls
+
+
+def build_retriever(index: Index, cfg: EvalConfig) -> Retriever:
+    """The retriever of ``cfg.pipeline.retrieval_backend`` over ``index``."""
+    backend = cfg.pipeline.retrieval_backend
+    if backend not in RETRIEVERS:
+        raise InputError(cfg.path or "config", f"unknown retrieval backend {backend!r}; "
+                         f"known: {', '.join(RETRIEVERS)}", field="pipeline.retrieval_backend")
+    retriever: Retriever = RETRIEVERS[backend].from_config(index, cfg)
+    return retriever
+
+
+def _dense_needs_embeddings(index: Index, cfg: EvalConfig) -> dict[str, Any]:
+    """The index's embedding record, checked against the preset (e.g. ``dense_e5`` needs
+    an index built with ``--embedder e5-small``)."""
+    from .config import PRESET_EMBEDDER
+
+    backend = cfg.pipeline.retrieval_backend
+    if not index.meta.get("embedding"):
+        raise InputError(index.path, f"{backend} retrieval needs an index with embeddings "
+                         "(build one with `ragassay index`); a chunk file can only score "
+                         "predictions")
+    embedding: dict[str, Any] = index.meta["embedding"]
+    want = PRESET_EMBEDDER.get(cfg.pipeline.name)
+    if want and embedding.get("backend") != want:
+        raise InputError(index.path, f"the {cfg.pipeline.name} preset needs an index built with "
+                         f"`--embedder {want}`, this one has {embedding.get('backend')!r}")
+    return embedding
 
 
 def ranking_from_scores(index: Index, scores: np.ndarray, k: int, *,
@@ -174,6 +233,7 @@ def check_query_embedder(index: Index, embedder: Embedder) -> None:
             "(embedder_from_meta), or rebuild the index with `ragassay index --embedder`")
 
 
+@register_retriever
 class VectorRetriever:
     """Dense retrieval through a :mod:`ragassay.vector` search (exact or HNSW).
 
@@ -186,6 +246,19 @@ class VectorRetriever:
     """
 
     backend = "dense"
+
+    @classmethod
+    def from_config(cls, index: Index, cfg: EvalConfig) -> VectorRetriever:
+        """The index's embedder; exact search below the size threshold
+        (``vector.ANN_THRESHOLD``), above it the approximate search whose recall the build
+        measured and recorded (``index.json`` → ``search``)."""
+        from .embed import embedder_from_meta
+        from .vector import ApproximateSearch
+
+        embedder = embedder_from_meta(_dense_needs_embeddings(index, cfg))
+        search: VectorSearch = (ApproximateSearch(index.embeddings) if "search" in index.meta
+                                else ExactSearch(index.embeddings))
+        return cls(index, embedder, search)
 
     def __init__(self, index: Index, embedder: Embedder, search: VectorSearch | None = None,
                  *, min_score: float | None = None, batch_size: int = 256) -> None:
@@ -229,10 +302,11 @@ class VectorRetriever:
         return out
 
 
+@register_retriever
 class BM25Retriever:
     """Lexical retrieval with BM25 (``bm25s``, Lucene variant) over the index's chunk texts.
 
-    For a query with distinct terms t (by :func:`ragassay.tokenize.tokenizer_for`;
+    For a query with distinct terms t (by :func:`ragassay.tokens.tokenizer_for`;
     a repeated query term counts once) and a chunk d of length |d| terms:
 
         score(q, d) = Σ_t idf(t) · tf(t, d) / (tf(t, d) + k1 · (1 − b + b · |d| / avgdl))
@@ -247,6 +321,10 @@ class BM25Retriever:
     """
 
     backend = "bm25"
+
+    @classmethod
+    def from_config(cls, index: Index, cfg: EvalConfig) -> BM25Retriever:
+        return cls(index)
 
     def __init__(self, index: Index, tokenizer: str = "auto", k1: float = 1.5,
                  b: float = 0.75, *, min_score: float | None = None) -> None:
@@ -293,6 +371,7 @@ def _bm25s() -> Any:
     return bm25s
 
 
+@register_retriever
 class HybridRetriever:
     """Reciprocal rank fusion (Cormack et al. 2009) of several retrievers over one index.
 
@@ -307,6 +386,11 @@ class HybridRetriever:
     """
 
     backend = "hybrid"
+
+    @classmethod
+    def from_config(cls, index: Index, cfg: EvalConfig) -> HybridRetriever:
+        """Dense (as :meth:`VectorRetriever.from_config`) fused with BM25."""
+        return cls([VectorRetriever.from_config(index, cfg), BM25Retriever(index)])
 
     def __init__(self, retrievers: Sequence[Retriever], k_rrf: float = 60, depth: int = 50,
                  *, min_score: float | None = None) -> None:

@@ -13,10 +13,12 @@ from pathlib import Path
 
 from .aggregate import latency_summary, ms_summary, summarize
 from .config import EvalConfig, check_contract_questions, check_endpoints
-from .core import cap_k, judge, load_inputs, predict, score
+from .core import cap_k, judge, predict, score
 from .errors import InputError
 from .executor import open_executor
 from .ingest import file_sha256
+from .inputs import load_inputs
+from .report.views import VIEWS
 from .runfolder import QuestionResult, RunResult, check_run_id, referenced_chunk_texts
 from .schema import take_renormalised_ids
 from .targets import claim
@@ -107,6 +109,7 @@ def _evaluate(cfg: EvalConfig, run_dir: Path, mode: str, *, force: bool, progres
                  "total_s": time.perf_counter() - t_start,
                  "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     result = RunResult(metrics, results,
-                       chunk_texts=referenced_chunk_texts(results, inputs.chunk_texts))
+                       chunk_texts=referenced_chunk_texts(results, inputs.chunk_texts),
+                       views=VIEWS)
     result.write(run_dir, force=force)
     return result

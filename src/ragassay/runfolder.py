@@ -2,9 +2,9 @@
 
 A :class:`RunResult` is what an evaluation produced: ``metrics`` (aggregates, totals,
 provenance) and one :class:`QuestionResult` per question. ``RunResult.write(folder)`` writes
-the folder atomically; :func:`read_run` reads one back into an equal ``RunResult``, checking
+the folder atomically; :func:`read_run_folder` reads one back into an equal ``RunResult``, checking
 every line against the same models (errors name file, line and field). Every command that
-reads a run (gate, report, compare, export-trec) goes through :func:`read_run`.
+reads a run (gate, report, compare, export-trec) goes through :func:`read_run_folder`.
 
 Files: ``metrics.json`` (:class:`RunMetrics`, with ``schema_version``), and per question
 ``retrieved_chunks.jsonl`` (:class:`RetrievedRow`), ``answers.jsonl`` (:class:`AnswerRow`) and,
@@ -12,14 +12,18 @@ for a question with at least one failure label, ``failure_cases.jsonl`` (:class:
 ``chunks.jsonl`` (:class:`ChunkTextRow`) holds the text of every chunk the questions refer to
 (retrieved, gold, in the context or cited), so ``ragassay report RUN_DIR`` can show chunk
 texts later without the index (a folder without it reads with no chunk texts);
-``summary.md`` and ``report.html`` are rendered from the same record.
+``summary.md`` and ``report.html`` are views rendered from the same record by
+:mod:`ragassay.report` and handed to the writer (``RunResult.views``): the record does not
+render itself.
 """
 
 from __future__ import annotations
 
 import contextlib
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -40,6 +44,7 @@ from .schema import Answer, StrictBool
 from .termsafe import unsafe_chars
 
 RUN_SCHEMA_VERSION = 1
+View = Callable[["RunResult"], str]  # a file of the run folder rendered from the record
 METRICS_JSON = "metrics.json"
 RETRIEVED_JSONL = "retrieved_chunks.jsonl"
 ANSWERS_JSONL = "answers.jsonl"
@@ -290,6 +295,10 @@ class RunResult:
     # {chunk_id: text} of the chunks the questions refer to (see referenced_chunk_texts),
     # for the report page; written to chunks.jsonl. Empty: the page shows ids only.
     chunk_texts: dict[str, str] = field(default_factory=dict)
+    # The views written beside the record, file name → renderer (``summary.md``,
+    # ``report.html``: :data:`ragassay.report.views.VIEWS`, given by whoever makes the
+    # result). The record does not render itself: it only writes what it is handed.
+    views: Mapping[str, View] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def run_id(self) -> str:
@@ -302,15 +311,16 @@ class RunResult:
     def question(self, question_id: str) -> QuestionResult:
         return next(q for q in self.questions if q.question_id == question_id)
 
-    def write(self, folder: str | Path, *, force: bool = False) -> Path:
-        """Write the run folder atomically (refused when it exists, unless ``force``)."""
-        self.folder = write_folder(folder, self._fill, force=force)
+    def write(self, folder: str | Path, *, force: bool = False,
+              views: Mapping[str, View] | None = None) -> Path:
+        """Write the run folder atomically (refused when it exists, unless ``force``): the
+        record's files, then each view (``views``, else the result's own), then
+        ``metrics.json``."""
+        chosen = self.views if views is None else views
+        self.folder = write_folder(folder, partial(self._fill, views=chosen), force=force)
         return self.folder
 
-    def _fill(self, out: FolderWriter) -> None:
-        from .report.html import render_html
-        from .report.summary import render_summary_md
-
+    def _fill(self, out: FolderWriter, views: Mapping[str, View]) -> None:
         t0 = time.perf_counter()
         # The row files are streamed, a batch of questions at a time: a run of 100,000
         # questions never holds its rows as one text (or as row models) in memory.
@@ -325,8 +335,8 @@ class RunResult:
         with out.open(CHUNKS_JSONL) as fh:
             write_jsonl(fh, ({"chunk_id": cid, "text": text}
                              for cid, text in self.chunk_texts.items()))
-        out.text("summary.md", render_summary_md(self))
-        out.text("report.html", render_html(self))
+        for name, render in views.items():
+            out.text(name, render(self))
         # metrics.json last, with the time the other files took (it is their only record)
         self.metrics.timings["write_s"] = time.perf_counter() - t0
         out.text(METRICS_JSON, json_text(self.metrics.model_dump(mode="json")))
@@ -367,7 +377,7 @@ def _read_rows(path: Path, model: type[Any], key: str = "question_id"
     return rows
 
 
-def read_run(run_dir: str | Path) -> RunResult:
+def read_run_folder(run_dir: str | Path) -> RunResult:
     """Read a run folder written by this version back into its :class:`RunResult` (after
     finishing or rolling back a replacement of it that was interrupted)."""
     run_dir = Path(run_dir)

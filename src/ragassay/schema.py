@@ -110,6 +110,12 @@ class Document(_Record):
     dropped: dict[str, Count] = Field(default_factory=dict)
 
 
+# The one chunking default (characters per fixed-size window, and shared by neighbours): the
+# chunker's, the index command's, the config's ``index:`` block's and the importers'.
+DEFAULT_CHUNK_SIZE = 400
+DEFAULT_OVERLAP = 80
+
+
 class Chunk(_Record):
     chunk_id: Id
     doc_id: StrictStr

@@ -19,9 +19,10 @@ from .aggregate import cost_summary
 from .atomic import FolderWriter, write_folder
 from .checks import totals
 from .config import EvalConfig, check_endpoints
-from .core import Predicted, load_inputs, predict, retrieve_all, score, work_of
+from .core import predict, retrieve_all, score, work_of
 from .errors import InputError
 from .executor import Executor, open_executor
+from .inputs import Predicted, load_inputs
 from .jsonio import json_text
 from .report.safe import md_table
 

@@ -105,14 +105,14 @@ class _Session:
         from .config import load_config
         from .gate import evaluate_gate, parse_gate_config
         from .run import run_evaluation
-        from .runfolder import read_run
+        from .runfolder import read_run_folder
 
         cfg = load_config(self.config_path)
         root = self.out if self.out is not None else _temp_root(pytest_config)
         self.run = run = run_evaluation(cfg, run_id=_fresh_run_id(root), output_root=root)
         options = parse_gate_config(cfg.gate, source=self.config_path,
                                     known_metrics=list(run.metrics.means()))
-        base = read_run(self.baseline) if self.baseline is not None else None
+        base = read_run_folder(self.baseline) if self.baseline is not None else None
         not_measured = [q.question_id for q in run.questions if not q.measured]
         if options.bars or base is not None or options.junit_questions == "strict":
             self.gate = gate = evaluate_gate(run, options, baseline=base, run_dir=run.folder,

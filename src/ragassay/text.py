@@ -3,7 +3,7 @@
 Korean, German and English are treated with small, explicit rules rather than language
 models, so that every comparison is deterministic and explainable:
 
-- :func:`normalize` folds width (NFKC), case and whitespace; every comparison goes through it.
+- :func:`fold_text` folds width (NFKC), case and whitespace; every comparison goes through it.
 - :func:`tokens` / :func:`content_words` give the words a question is "about". Korean particle
   (josa) and verb-ending stripping is a *heuristic* (a longest-suffix-first list), not a
   morphological analyser: it can over-strip (``전문가`` → ``전문``) or miss forms. Callers
@@ -30,7 +30,7 @@ _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": 
                          "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"'})
 
 
-def normalize(text: str) -> str:
+def fold_text(text: str) -> str:
     """NFKC (full-width ``ＡＢＣ１`` → ``ABC1``), typographic quotes → ASCII, casefold
     (``ß`` → ``ss``), whitespace runs → one space, stripped at both ends."""
     folded = unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold()
@@ -82,13 +82,13 @@ _TOKEN_RE = re.compile(r"\d+(?:[.,]\d+)+\w*|\w+")
 
 
 def tokens(text: str) -> list[str]:
-    """Word tokens (Unicode ``\\w+``) of ``normalize(text)``; numbers such as ``99.5``,
+    """Word tokens (Unicode ``\\w+``) of ``fold_text(text)``; numbers such as ``99.5``,
     ``3,000`` or ``1.2.3`` stay whole, with any letters attached to them (``6개월``)."""
-    return _TOKEN_RE.findall(normalize(text))
+    return _TOKEN_RE.findall(fold_text(text))
 
 
 def _norm_set(words: str) -> frozenset[str]:
-    return frozenset(normalize(w) for w in words.split())
+    return frozenset(fold_text(w) for w in words.split())
 
 
 STOPWORDS: dict[Language, frozenset[str]] = {
@@ -291,7 +291,7 @@ _MIXED_GAP = re.compile(
 
 def contains_term(haystack: str, term: str) -> bool:
     """Whether ``term`` occurs in ``haystack``, case- and width-insensitively (both go
-    through :func:`normalize`), ignoring spaces between a Hangul run and a Latin/digit run
+    through :func:`fold_text`), ignoring spaces between a Hangul run and a Latin/digit run
     (``API연계`` matches ``API 연계``).
 
     A term that starts or ends with a digit must not continue a longer number in the
@@ -308,7 +308,7 @@ def contains_term(haystack: str, term: str) -> bool:
 def squash(text: str) -> str:
     """``text`` as :func:`contains_term` searches it: normalised, without the spaces between
     a Hangul run and a Latin/digit run."""
-    return _MIXED_GAP.sub("", normalize(text))
+    return _MIXED_GAP.sub("", fold_text(text))
 
 
 @lru_cache(maxsize=4096)

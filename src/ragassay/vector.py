@@ -1,3 +1,4 @@
+# Over 400 lines: exact search's error bound and its exact rescoring belong together.
 """Nearest-neighbour search over embedding rows by inner product: exact, or approximate (HNSW).
 
 Both searches answer ``search(queries, k)`` with a :class:`Neighbours` of the k best rows per

@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Protocol
 
 from ..schema import Answer, Chunk, Citation
-from ..text import Language, content_words, guess_language, normalize, split_sentences
+from ..text import Language, content_words, fold_text, guess_language, split_sentences
 
 DECLINE_TEXT: dict[Language, str] = {
     "ko": "제공된 문서에서 답을 찾을 수 없습니다.",
@@ -60,7 +60,7 @@ def sentence_support(question_words: Sequence[str], sentence: str) -> float:
     particle). 0.0 when the question has no content words."""
     if not question_words:
         return 0.0
-    hay = normalize(sentence)
+    hay = fold_text(sentence)
     return sum(w in hay for w in question_words) / len(question_words)
 
 
@@ -114,7 +114,7 @@ class ExtractiveAnswerer:
         for cand in sorted(candidates, key=lambda c: c.key):
             if cand.support < self.min_support or len(chosen) == self.max_sentences:
                 break
-            norm = normalize(cand.sentence)
+            norm = fold_text(cand.sentence)
             if norm in seen:
                 continue
             seen.add(norm)

@@ -11,9 +11,8 @@ The commands live in one module per group (:mod:`.evaluate`: index, run, sweep;
 metrics, trec-eval, judge-check; :mod:`.gold`: the ``gold`` group; :mod:`.imports`: import
 squad|beir|trec|bidmate; :mod:`.serve`: serve-local), with :mod:`.common` (guard, options) and
 :mod:`.output` (JSON, tables, the gate document); they are registered here, in the order
-``--help`` lists them. The consoles ``err`` and ``out`` live here too, and the commands look
-them up as ``cli.err`` / ``cli.out`` when they run, so replacing ``ragassay.cli.out`` reaches
-them all.
+``--help`` lists them. The consoles ``err`` and ``out`` live in :mod:`.consoles`, which
+the commands look up when they run.
 """
 
 from __future__ import annotations
@@ -23,11 +22,10 @@ import sys
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from typer.core import TyperCommand
 
 from .. import __version__
-from .common import _Command, _Group
+from .common import CliCommand, CliGroup
 from .evaluate import index, run, sweep
 from .gating import gate
 from .gold import app as gold_app
@@ -40,9 +38,7 @@ from .starter import init
 HELP = ("Measure a RAG system question by question: found, grounded, right. Exit codes: 0 ok, "
         "1 gate failed, 2 bad input, 3 questions not measured, 4 internal error.")
 
-app = typer.Typer(add_completion=True, no_args_is_help=True, help=HELP, cls=_Group)
-err = Console(stderr=True, soft_wrap=True, highlight=False)
-out = Console()  # the commands read both as `cli.err` / `cli.out` when they run
+app = typer.Typer(add_completion=True, no_args_is_help=True, help=HELP, cls=CliGroup)
 
 
 def _print_version(value: bool) -> None:
@@ -91,10 +87,10 @@ def run_eval_main(argv: list[str] | None = None) -> None:
         args.remove("--debug")
         _debug_option(True)
     single = typer.Typer(add_completion=False, help=HELP)
-    single.command(cls=_Command)(run)
+    single.command(cls=CliCommand)(run)
     single(args=args, prog_name="run_eval")
 
 
 for _info in app.registered_commands:  # every command's help shows flags without <bool>
     if _info.cls in (None, TyperCommand):
-        _info.cls = _Command
+        _info.cls = CliCommand

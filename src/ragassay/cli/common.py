@@ -13,9 +13,9 @@ import typer
 from rich.markup import escape
 from typer.core import TyperCommand, TyperGroup
 
-from .. import cli
 from ..errors import BAD_INPUT, INTERNAL_ERROR, InputError, environment_error
 from ..termsafe import plain
+from . import consoles
 
 T = TypeVar("T")
 
@@ -33,17 +33,17 @@ def _flags_without_metavar(params: list[Any]) -> list[Any]:
     return params
 
 
-class _Command(TyperCommand):
+class CliCommand(TyperCommand):
     def get_params(self, ctx: Any) -> list[Any]:
         return _flags_without_metavar(super().get_params(ctx))
 
 
-class _Group(TyperGroup):
+class CliGroup(TyperGroup):
     def get_params(self, ctx: Any) -> list[Any]:
         return _flags_without_metavar(super().get_params(ctx))
 
 
-def _quiet_pypdf() -> None:
+def quiet_pypdf() -> None:
     """pypdf logs its own complaints ("EOF marker not found") before ragassay's one-line
     error names the file; the CLI prints only the latter."""
     import logging
@@ -58,23 +58,23 @@ def literal(text: object) -> str:
     return escape(plain(text))
 
 
-class _TerminalLog(logging.Handler):
+class TerminalLog(logging.Handler):
     """Warnings of the ``ragassay`` loggers on stderr, made inert like every message."""
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            cli.err.print(f"[yellow]warning:[/] {literal(record.getMessage())}")
+            consoles.err.print(f"[yellow]warning:[/] {literal(record.getMessage())}")
         except Exception:  # a log line must never end a command
             self.handleError(record)
 
 
 def _log_to_terminal() -> None:
     log = logging.getLogger("ragassay")
-    if not any(isinstance(h, _TerminalLog) for h in log.handlers):
-        log.addHandler(_TerminalLog(logging.WARNING))
+    if not any(isinstance(h, TerminalLog) for h in log.handlers):
+        log.addHandler(TerminalLog(logging.WARNING))
 
 
-def _guard(fn: Callable[[], T]) -> T:
+def run_guarded(fn: Callable[[], T]) -> T:
     """Bad input, and the user's environment (an :class:`OSError`: disk full, read-only,
     permission, name too long, a folder where a file is expected) → one line on stderr and
     exit 2; any other exception is a bug of ours: exit 4, with the traceback under
@@ -83,10 +83,10 @@ def _guard(fn: Callable[[], T]) -> T:
     try:
         return fn()
     except InputError as exc:
-        cli.err.print(f"[bold red]error:[/] {literal(exc)}")
+        consoles.err.print(f"[bold red]error:[/] {literal(exc)}")
         raise typer.Exit(BAD_INPUT) from None
     except OSError as exc:
-        cli.err.print(f"[bold red]error:[/] {literal(environment_error(exc))}")
+        consoles.err.print(f"[bold red]error:[/] {literal(environment_error(exc))}")
         raise typer.Exit(BAD_INPUT) from None
     except (typer.Exit, KeyboardInterrupt):
         raise
@@ -95,9 +95,10 @@ def _guard(fn: Callable[[], T]) -> T:
             import traceback
 
             lines = traceback.format_exc().splitlines()
-            cli.err.print("\n".join(literal(line) for line in lines))
-        cli.err.print(f"[bold red]internal error:[/] {literal(f'{type(exc).__name__}: {exc}')} "
-                      "(a bug in ragassay; rerun with --debug for the traceback)")
+            consoles.err.print("\n".join(literal(line) for line in lines))
+        consoles.err.print(f"[bold red]internal error:[/] "
+                           f"{literal(f'{type(exc).__name__}: {exc}')} "
+                           "(a bug in ragassay; rerun with --debug for the traceback)")
         raise typer.Exit(INTERNAL_ERROR) from None
 
 
@@ -116,21 +117,21 @@ ProgressOpt = Annotated[bool | None, typer.Option(
     help="Progress bars on stderr (default: on when stderr is a terminal).")]
 
 
-def _progress_on(progress: bool | None) -> bool:
+def progress_on(progress: bool | None) -> bool:
     from ..progress import stderr_is_terminal
 
     return stderr_is_terminal() if progress is None else progress
 
 
-def _with_progress(progress: bool | None, fn: Callable[[], T]) -> T:
-    """``fn()`` under ``_guard``, drawing progress as ``--progress/--no-progress`` says."""
+def with_progress(progress: bool | None, fn: Callable[[], T]) -> T:
+    """``fn()`` under ``run_guarded``, drawing progress as ``--progress/--no-progress`` says."""
     from ..progress import enabled_for
 
-    with enabled_for(_progress_on(progress)):
-        return _guard(fn)
+    with enabled_for(progress_on(progress)):
+        return run_guarded(fn)
 
 
-def _load(config: Path, predictions: Path | None = None, chunks: Path | None = None,
+def load_cli_config(config: Path, predictions: Path | None = None, chunks: Path | None = None,
           k: int | None = None, lenient: bool = False, executor: ExecutorName | None = None,
           workers: int | None = None) -> Any:
     """The config with the command-line values applied, then checked."""

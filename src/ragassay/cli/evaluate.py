@@ -7,8 +7,9 @@ from typing import Annotated, Any
 
 import typer
 
-from .. import cli
 from ..errors import GATE_FAILED, NOT_MEASURED, InputError
+from ..schema import DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP
+from . import consoles
 from .common import (
     ChunksOpt,
     ConfigOpt,
@@ -25,22 +26,24 @@ from .common import (
     RootOpt,
     RunIdOpt,
     WorkersOpt,
-    _load,
-    _progress_on,
-    _quiet_pypdf,
-    _with_progress,
     literal,
+    load_cli_config,
+    progress_on,
+    quiet_pypdf,
+    with_progress,
 )
-from .gating import _gate
-from .output import _gate_doc, _print_json, _table
+from .gating import gate_run
+from .output import gate_doc, print_json, show_table
 
 
 def index(
     source: Annotated[Path, typer.Option(help="Folder of documents to index.")] = Path("data/raw"),
     out_dir: Annotated[Path, typer.Option("--out", help="Index folder to write.")] = Path(
         "data/index"),
-    chunk_size: Annotated[int, typer.Option(help="Chunk length in characters.")] = 400,
-    overlap: Annotated[int, typer.Option(help="Characters shared by neighbouring chunks.")] = 80,
+    chunk_size: Annotated[int, typer.Option(
+        help="Chunk length in characters.")] = DEFAULT_CHUNK_SIZE,
+    overlap: Annotated[int, typer.Option(
+        help="Characters shared by neighbouring chunks.")] = DEFAULT_OVERLAP,
     embedder: Annotated[str, typer.Option(help="Embedder name (see `ragassay.embed`).")] = (
         "hashing"),
     if_stale: Annotated[bool, typer.Option(
@@ -61,8 +64,8 @@ def index(
     from ..index import build_index, index_status, skipped_note
     from ..ingest.chunking import check_chunking
 
-    _quiet_pypdf()
-    show = _progress_on(False if quiet and progress is None else progress)
+    quiet_pypdf()
+    show = progress_on(False if quiet and progress is None else progress)
 
     def go() -> None:
         try:
@@ -75,9 +78,9 @@ def index(
             reason = index_status(out_dir, source, chunk_size=chunk_size, overlap=overlap,
                                   embedder=embedder)
             if reason is None:
-                cli.err.print(f"index {out_dir} is up to date")
+                consoles.err.print(f"index {out_dir} is up to date")
                 return
-            cli.err.print(f"rebuilding index {out_dir}: {reason}")
+            consoles.err.print(f"rebuilding index {out_dir}: {reason}")
         if ray_address is not None and executor is not ExecutorName.ray:
             raise InputError("--ray-address", "is for --executor ray")
         from ..executor import open_executor
@@ -88,12 +91,12 @@ def index(
                               embedder=embedder, progress=show, executor=ex)
         note = skipped_note(idx.skipped)
         if note:
-            cli.err.print(f"[yellow]warning:[/] {literal(note)}")
+            consoles.err.print(f"[yellow]warning:[/] {literal(note)}")
         b = idx.meta["build"]
-        cli.err.print(f"indexed {b['num_documents']} documents into {b['num_chunks']} chunks "
+        consoles.err.print(f"indexed {b['num_documents']} documents into {b['num_chunks']} chunks "
                   f"→ {out_dir}")
 
-    _with_progress(show, go)
+    with_progress(show, go)
 
 
 def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
@@ -115,28 +118,28 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
     from ..run import run_evaluation
 
     as_json = output_format is Format.json
-    _quiet_pypdf()
+    quiet_pypdf()
 
     def go() -> Any:
-        cfg = _load(config, predictions, chunks, k, lenient, executor, workers)
+        cfg = load_cli_config(config, predictions, chunks, k, lenient, executor, workers)
         if contract:
             check_contract_top_k(cfg, k_option=k is not None)
         return run_evaluation(cfg, run_id=run_id, force=force, output_root=output_root,
                               contract=contract)
 
-    result = _with_progress(progress, go)
+    result = with_progress(progress, go)
     if not quiet and not as_json:
-        print_summary(result, cli.out)
-    (cli.err if as_json else cli.out).print(literal(result.totals.line()), soft_wrap=True)
+        print_summary(result, consoles.out)
+    (consoles.err if as_json else consoles.out).print(literal(result.totals.line()), soft_wrap=True)
     for note in result.metrics.notes:
-        cli.err.print(f"[yellow]note:[/] {literal(note)}")
+        consoles.err.print(f"[yellow]note:[/] {literal(note)}")
     stale = result.metrics.provenance.index.get("stale")
     if stale:
-        cli.err.print(f"[yellow]warning:[/] the index is stale ({literal(stale)}); rebuild it with "
-                  "`ragassay index --if-stale`")
+        consoles.err.print(f"[yellow]warning:[/] the index is stale ({literal(stale)}); "
+                           "rebuild it with `ragassay index --if-stale`")
     run_dir = result.folder
     assert run_dir is not None  # written by run_evaluation
-    cli.err.print(f"run {literal(result.run_id)} → {literal(str(run_dir))}")
+    consoles.err.print(f"run {literal(result.run_id)} → {literal(str(run_dir))}")
     # One rule (exit 3): a question without a result, whether its prediction is missing from
     # the predictions file or the answerer call failed; the run folder is written either way.
     from ..reasons import NO_PREDICTION
@@ -146,23 +149,23 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
     failed = counts.answerer_errors + len(no_prediction)
     gate_result = None
     if apply_gate and not failed:
-        gate_result = _gate(run_dir, None, config, None, None,
-                            lines_to=cli.err if as_json else cli.out)
+        gate_result = gate_run(run_dir, None, config, None, None,
+                            lines_to=consoles.err if as_json else consoles.out)
     if as_json:
         doc = {**result.metrics.model_dump(mode="json"), "run_dir": str(run_dir)}
         if gate_result is not None:
-            doc["gate"] = _gate_doc(gate_result)
-        _print_json(doc)
+            doc["gate"] = gate_doc(gate_result)
+        print_json(doc)
     if no_prediction:
-        cli.err.print(f"[red]error:[/] {len(no_prediction)} questions not measured: no "
-                      f"prediction for them (e.g. {literal(repr(no_prediction[0]))}; "
-                      "answers.jsonl, not_measured); add them to the predictions file")
+        consoles.err.print(f"[red]error:[/] {len(no_prediction)} questions not measured: no "
+                           f"prediction for them (e.g. {literal(repr(no_prediction[0]))}; "
+                           "answers.jsonl, not_measured); add them to the predictions file")
     if counts.answerer_errors:
         first = next((q.not_measured for q in result.questions
                       if q.not_measured not in (None, NO_PREDICTION)), "the answerer call failed")
-        cli.err.print(f"[red]error:[/] {counts.answerer_errors} questions not measured "
-                      f"(answers.jsonl, not_measured), e.g. {literal(first)}; their retrieval "
-                      "is measured; rerun to resume from the cache")
+        consoles.err.print(f"[red]error:[/] {counts.answerer_errors} questions not measured "
+                           f"(answers.jsonl, not_measured), e.g. {literal(first)}; their "
+                           "retrieval is measured; rerun to resume from the cache")
     if failed:
         raise typer.Exit(NOT_MEASURED)
     if gate_result is not None and not gate_result.passed:
@@ -189,7 +192,7 @@ def sweep(config: ConfigOpt,
 
     def go() -> tuple[list[dict[str, Any]], Path, list[str]]:
         ks, thresholds = parse_k_range(k), parse_thresholds(threshold)
-        cfg = _load(config, predictions, chunks, lenient=lenient, executor=executor,
+        cfg = load_cli_config(config, predictions, chunks, lenient=lenient, executor=executor,
                     workers=workers)
         check_run_id(sweep_id, "--sweep-id")
         dest = Path(output_root or cfg.output_root) / sweep_id
@@ -201,12 +204,12 @@ def sweep(config: ConfigOpt,
             save(rows, dest, cfg=cfg, force=force)
         return rows, dest, notes
 
-    _quiet_pypdf()
-    rows, dest, notes = _with_progress(progress, go)
+    quiet_pypdf()
+    rows, dest, notes = with_progress(progress, go)
     for note in notes:
-        cli.err.print(f"[yellow]note:[/] {literal(note)}")
+        consoles.err.print(f"[yellow]note:[/] {literal(note)}")
     if output_format is Format.json:
-        _print_json({**read_json(dest / "sweep.json"), "sweep_dir": str(dest)})
+        print_json({**read_json(dest / "sweep.json"), "sweep_dir": str(dest)})
     else:
-        _table("sweep", SWEEP_HEADER, sweep_table(rows))
-    cli.err.print(f"sweep → {literal(str(dest))}/sweep.md, sweep.json, sweep.png")
+        show_table("sweep", SWEEP_HEADER, sweep_table(rows))
+    consoles.err.print(f"sweep → {literal(str(dest))}/sweep.md, sweep.json, sweep.png")

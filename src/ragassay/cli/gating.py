@@ -8,13 +8,13 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from .. import cli
 from ..errors import GATE_FAILED, InputError
-from .common import Format, FormatOpt, _guard, literal
-from .output import _gate_doc, _print_json
+from . import consoles
+from .common import Format, FormatOpt, literal, run_guarded
+from .output import gate_doc, print_json
 
 
-def _gate(run_dir: Path, bars_text: list[str] | None, config: Path | None,
+def gate_run(run_dir: Path, bars_text: list[str] | None, config: Path | None,
           baseline: Path | None, junit: Path | None, fail_on_regression: bool = True, *,
           lines_to: Console | None = None) -> Any:
     """Check a run against its bars (and a baseline); print one line per outcome (on
@@ -28,13 +28,13 @@ def _gate(run_dir: Path, bars_text: list[str] | None, config: Path | None,
         parse_gate_config,
         write_junit,
     )
-    from ..runfolder import read_run
+    from ..runfolder import read_run_folder
     from ..targets import check_file_target
 
     def go() -> Any:
         if junit is not None:
             check_file_target(junit, "--junit")
-        run = read_run(run_dir)
+        run = read_run_folder(run_dir)
         known = list(run.metrics.means())
         if bars_text:
             options = GateConfig([parse_bar_text(t, known_metrics=known) for t in bars_text])
@@ -47,15 +47,15 @@ def _gate(run_dir: Path, bars_text: list[str] | None, config: Path | None,
                                             known_metrics=known)
             except InputError as exc:
                 raise locate(exc) from None
-        base = read_run(baseline) if baseline is not None else None
+        base = read_run_folder(baseline) if baseline is not None else None
         result = evaluate_gate(run, options, baseline=base, fail_on_regression=fail_on_regression,
                                run_dir=run_dir, baseline_dir=baseline)
         if junit is not None:
             write_junit(result, junit)
         return result
 
-    result = _guard(go)
-    console = cli.out if lines_to is None else lines_to
+    result = run_guarded(go)
+    console = consoles.out if lines_to is None else lines_to
     for line in format_result(result):
         console.print(literal(line), soft_wrap=True)
     return result
@@ -75,9 +75,9 @@ def gate(run_dir: Annotated[Path, typer.Argument(help="The run folder to check."
          output_format: FormatOpt = Format.text) -> None:
     """Exit 1 when the run misses a bar or regresses against a baseline; 0 otherwise."""
     as_json = output_format is Format.json
-    result = _gate(run_dir, bar, config, baseline, junit, fail_on_regression,
-                   lines_to=cli.err if as_json else cli.out)
+    result = gate_run(run_dir, bar, config, baseline, junit, fail_on_regression,
+                   lines_to=consoles.err if as_json else consoles.out)
     if as_json:
-        _print_json(_gate_doc(result))
+        print_json(gate_doc(result))
     if not result.passed:
         raise typer.Exit(GATE_FAILED)

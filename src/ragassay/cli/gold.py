@@ -8,16 +8,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from .. import cli
 from ..errors import GATE_FAILED
-from .common import Format, FormatOpt, _Group, _guard, literal
-from .output import _print_json, _table
+from . import consoles
+from .common import CliGroup, Format, FormatOpt, literal, run_guarded
+from .output import print_json, show_table
 
 if TYPE_CHECKING:
     from ..gold import QuestionGold
     from ..schema import Question
 
-app = typer.Typer(no_args_is_help=True, cls=_Group,
+app = typer.Typer(no_args_is_help=True, cls=CliGroup,
                   help="Check gold labels against an index or chunk file, and repair them.")
 
 GoldOpt = Annotated[Path, typer.Option("--gold", help="Gold evidence JSONL.")]
@@ -69,23 +69,23 @@ def audit(gold_path: GoldOpt, questions_path: QuestionsOpt, index_dir: IndexOpt 
     from ..targets import check_file_target
 
     if out_file is not None:
-        _guard(lambda: _not_an_input(out_file, gold_path, questions_path))
-        _guard(lambda: check_file_target(out_file, "--out"))
-    questions, anchored, _ = _guard(lambda: _anchored(gold_path, questions_path, index_dir,
+        run_guarded(lambda: _not_an_input(out_file, gold_path, questions_path))
+        run_guarded(lambda: check_file_target(out_file, "--out"))
+    questions, anchored, _ = run_guarded(lambda: _anchored(gold_path, questions_path, index_dir,
                                                       chunks_path))
     report = {"gold_path": str(gold_path), "questions_path": str(questions_path),
               "evidence": str(index_dir if index_dir is not None else chunks_path),
               **gold_audit(questions, anchored)}
     if out_file is not None:
-        _guard(lambda: write_text(out_file, json_text(report)))
+        run_guarded(lambda: write_text(out_file, json_text(report)))
     if output_format is Format.json:
-        _print_json(report)
+        print_json(report)
     else:
         labels = sorted([*report["reanchored"], *report["ok"]],
                         key=lambda m: (_order(questions)[m["question_id"]], m["label"]))
-        _table(GOLD_TITLE, GOLD_HEADER, gold_rows(labels),
+        show_table(GOLD_TITLE, GOLD_HEADER, gold_rows(labels),
                left=["labelled chunk", "state", "gold now", "evidence"])
-        cli.out.print(literal(gold_line(report)), soft_wrap=True, highlight=False)
+        consoles.out.print(literal(gold_line(report)), soft_wrap=True, highlight=False)
     if report["unusable"]:
         raise typer.Exit(GATE_FAILED)
 
@@ -120,21 +120,21 @@ def fix(gold_path: GoldOpt, questions_path: QuestionsOpt,
     from ..gold import fixed_gold_text, label_fixes
     from ..targets import check_file_target
 
-    _guard(lambda: _not_an_input(out_file, gold_path, questions_path))
-    _guard(lambda: check_file_target(out_file, "--out"))
-    questions, anchored, store = _guard(lambda: _anchored(gold_path, questions_path,
+    run_guarded(lambda: _not_an_input(out_file, gold_path, questions_path))
+    run_guarded(lambda: check_file_target(out_file, "--out"))
+    questions, anchored, store = run_guarded(lambda: _anchored(gold_path, questions_path,
                                                           index_dir, chunks_path))
     fixes = label_fixes(questions, anchored)
-    _guard(lambda: write_text(out_file, fixed_gold_text(gold_path, fixes, store)))
+    run_guarded(lambda: write_text(out_file, fixed_gold_text(gold_path, fixes, store)))
     for f in fixes:
-        cli.out.print(literal(f.line()), soft_wrap=True, highlight=False)
+        consoles.out.print(literal(f.line()), soft_wrap=True, highlight=False)
     left = [(qid, i, ev) for qid, g in anchored.items() for i, ev in enumerate(g.evidence)
             if ev.status in ("lost_in_parsing", "unanchored")]
     for qid, i, ev in left:
-        cli.err.print(f"kept: {literal(qid)} label {i} ({ev.status}): {literal(ev.reason)}",
-                      soft_wrap=True, highlight=False)
-    cli.err.print(f"{len(fixes)} label(s) moved, {len(left)} left for a person → "
-                  f"{literal(str(out_file))}")
+        consoles.err.print(f"kept: {literal(qid)} label {i} ({ev.status}): {literal(ev.reason)}",
+                           soft_wrap=True, highlight=False)
+    consoles.err.print(f"{len(fixes)} label(s) moved, {len(left)} left for a person → "
+                       f"{literal(str(out_file))}")
 
 
 app.command()(audit)

@@ -10,12 +10,13 @@ from typing import Annotated, Any
 
 import typer
 
-from .. import cli
-from .common import ForceOpt, _Command, _Group, _guard, literal
-from .output import _table
+from ..schema import DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP
+from . import consoles
+from .common import CliCommand, CliGroup, ForceOpt, literal, run_guarded
+from .output import show_table
 
 app = typer.Typer(help="Import a public QA or retrieval set as documents, questions, gold "
-                       "and configs.", no_args_is_help=True, cls=_Group)
+                       "and configs.", no_args_is_help=True, cls=CliGroup)
 
 SizeOpt = Annotated[int, typer.Option(help="Chunk length the labels are placed for (that of "
                                       "`ragassay index --chunk-size`).")]
@@ -44,33 +45,34 @@ def _import(read: Callable[[], Any], out: Path, force: bool) -> None:
         write_set(imported, out, command=command, force=force)
         return imported
 
-    imported = _guard(go)
+    imported = run_guarded(go)
     for s in imported.skipped:
-        cli.err.print(f"[yellow]skipped[/] {literal(s.question_id)}: {literal(s.reason)}")
+        consoles.err.print(f"[yellow]skipped[/] {literal(s.question_id)}: {literal(s.reason)}")
     for note in imported.notes:
-        cli.err.print(f"[yellow]note:[/] {literal(note)}")
+        consoles.err.print(f"[yellow]note:[/] {literal(note)}")
     if imported.mapping:
-        _table("config keys", ("key", "status", "ragassay", "note"),
+        show_table("config keys", ("key", "status", "ragassay", "note"),
                [(m["key"], m["status"], m["to"], m["note"]) for m in imported.mapping])
     c = imported.counts()
-    cli.err.print(f"imported {c['questions']} questions ({c['answerable']} answerable, "
-                  f"{c['unanswerable']} unanswerable), {c['gold_labels']} gold labels, "
-                  f"{c['documents']} documents → {literal(str(out))}"
-                  + (f"; {c['skipped']} skipped" if c["skipped"] else ""))
+    consoles.err.print(f"imported {c['questions']} questions ({c['answerable']} answerable, "
+                       f"{c['unanswerable']} unanswerable), {c['gold_labels']} gold labels, "
+                       f"{c['documents']} documents → {literal(str(out))}"
+                       + (f"; {c['skipped']} skipped" if c["skipped"] else ""))
     size, overlap = imported.chunking
-    opts = "" if (size, overlap) == (400, 80) else f" --chunk-size {size} --overlap {overlap}"
-    cli.err.print(f"next: ragassay index --source {literal(str(out))}/documents --out "
-                  f"{literal(str(out))}/index{opts} && ragassay run -c "
-                  f"{literal(str(out))}/config.yaml")
+    opts = ("" if (size, overlap) == (DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP)
+            else f" --chunk-size {size} --overlap {overlap}")
+    consoles.err.print(f"next: ragassay index --source {literal(str(out))}/documents --out "
+                       f"{literal(str(out))}/index{opts} && ragassay run -c "
+                       f"{literal(str(out))}/config.yaml")
 
 
-@app.command(cls=_Command)
+@app.command(cls=CliCommand)
 def squad(file: Annotated[Path, typer.Argument(help="A SQuAD v1/v2 or KorQuAD v1 JSON file.")],
           out: OutOpt,
           skip_bad: Annotated[bool, typer.Option(
               "--skip-bad", help="Leave out (and list) questions whose answer span does not "
                                  "match its context, instead of stopping.")] = False,
-          chunk_size: SizeOpt = 400, overlap: OverlapOpt = 80,
+          chunk_size: SizeOpt = DEFAULT_CHUNK_SIZE, overlap: OverlapOpt = DEFAULT_OVERLAP,
           force: ForceOpt = False) -> None:
     """Paragraphs → documents, answers → must_contain, the answer's sentence → support_claim,
     is_impossible → unanswerable."""
@@ -80,12 +82,12 @@ def squad(file: Annotated[Path, typer.Argument(help="A SQuAD v1/v2 or KorQuAD v1
                                     chunking=_chunking(chunk_size, overlap)), out, force)
 
 
-@app.command(cls=_Command)
+@app.command(cls=CliCommand)
 def beir(folder: Annotated[Path, typer.Argument(
              help="A BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv.")],
          out: OutOpt,
          split: Annotated[str, typer.Option(help="The qrels split to import.")] = "test",
-         chunk_size: SizeOpt = 400, overlap: OverlapOpt = 80,
+         chunk_size: SizeOpt = DEFAULT_CHUNK_SIZE, overlap: OverlapOpt = DEFAULT_OVERLAP,
          force: ForceOpt = False) -> None:
     """Corpus → documents, judged queries → questions, each relevant document → a label
     placed by its lead sentence."""
@@ -95,14 +97,14 @@ def beir(folder: Annotated[Path, typer.Argument(
                                    chunking=_chunking(chunk_size, overlap)), out, force)
 
 
-@app.command(cls=_Command)
+@app.command(cls=CliCommand)
 def trec(qrels: Annotated[Path, typer.Option(help="TREC qrels: qid iteration docid grade.")],
          topics: Annotated[Path, typer.Option(help="TREC <top> topics, or qid<TAB>query.")],
          corpus: Annotated[Path, typer.Option(help="Corpus JSONL {_id|doc_id|docno, title?, "
                                                    "text}.")],
          out: OutOpt,
          field: Annotated[str, typer.Option(help="Topic field asked: title or desc.")] = "title",
-         chunk_size: SizeOpt = 400, overlap: OverlapOpt = 80,
+         chunk_size: SizeOpt = DEFAULT_CHUNK_SIZE, overlap: OverlapOpt = DEFAULT_OVERLAP,
          force: ForceOpt = False) -> None:
     """TREC qrels + topics + a corpus JSONL, read like a BEIR folder."""
     from ..importers import read_trec
@@ -111,7 +113,7 @@ def trec(qrels: Annotated[Path, typer.Option(help="TREC qrels: qid iteration doc
                                    chunking=_chunking(chunk_size, overlap)), out, force)
 
 
-@app.command(cls=_Command)
+@app.command(cls=CliCommand)
 def bidmate(src: Annotated[Path, typer.Argument(help="The project's root folder.")],
             out: OutOpt,
             config: Annotated[Path | None, typer.Option(

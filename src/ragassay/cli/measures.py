@@ -7,10 +7,10 @@ from typing import Annotated, Any
 
 import typer
 
-from .. import cli
 from ..errors import InputError
-from .common import ConfigOpt, _guard
-from .output import _table
+from . import consoles
+from .common import ConfigOpt, run_guarded
+from .output import show_table
 
 
 def metrics_cmd(list_: Annotated[bool, typer.Option("--list", help="List the measures.")] = True
@@ -20,7 +20,7 @@ def metrics_cmd(list_: Annotated[bool, typer.Option("--list", help="List the mea
     from ..metrics import list_measures
 
     header = ["name", "group", "better", "cutoff", "trec_eval", "formula"]
-    _table("measures (name_at_k; also name@k, name.k)", header, (
+    show_table("measures (name_at_k; also name@k, name.k)", header, (
         [info.name, info.group, "higher" if info.higher_is_better else "lower", info.cutoff,
          info.trec_eval or "—", info.formula] for info in list_measures(None)), left=header)
 
@@ -29,14 +29,14 @@ def metrics_cmd(list_: Annotated[bool, typer.Option("--list", help="List the mea
 def trec_eval(ctx: typer.Context) -> None:
     """trec_eval-compatible evaluation of TREC files, printed in trec_eval's layout
     (`ragassay trec-eval --help` lists trec_eval's options it takes)."""
-    from ..command import trec_eval_main
+    from ..trec_eval_cli import trec_eval_main
 
     code = trec_eval_main(ctx.args)
     if code:
         raise typer.Exit(code)
 
 
-# The options are trec_eval's letters, parsed by ragassay.command (which the console script
+# The options are trec_eval's letters, parsed by ragassay.trec_eval_cli (which the console script
 # runs without importing typer): typer passes the arguments through untouched.
 TREC_EVAL_SETTINGS: dict[str, Any] = {
     "context_settings": {"allow_extra_args": True, "ignore_unknown_options": True,
@@ -61,11 +61,11 @@ def judge_check_cmd(labelled: Annotated[Path, typer.Argument(
         with OpenAICompatClient(cfg.judge) as client:
             return judge_check(labelled, Judge(client))
 
-    res = _guard(go)
+    res = run_guarded(go)
     acc = "—" if res["accuracy"] is None else f"{res['accuracy']:.3f}"
     kappa = "—" if res["cohen_kappa"] is None else f"{res['cohen_kappa']:.3f}"
-    cli.out.print(f"judge vs labels: n={res['n']} measured={res['measured']} accuracy={acc} "
+    consoles.out.print(f"judge vs labels: n={res['n']} measured={res['measured']} accuracy={acc} "
               f"kappa={kappa} confusion={res['confusion']} not measured={res['not_measured']}",
               highlight=False, soft_wrap=True)
     if res["disagreements"]:
-        cli.out.print("disagreements: " + ", ".join(res["disagreements"]), soft_wrap=True)
+        consoles.out.print("disagreements: " + ", ".join(res["disagreements"]), soft_wrap=True)

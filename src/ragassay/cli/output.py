@@ -6,10 +6,10 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .. import cli
+from . import consoles
 
 
-def _print_json(value: Any) -> None:
+def print_json(value: Any) -> None:
     """One JSON document on stdout (the form of the JSON files ragassay writes)."""
     from ..jsonio import json_text
 
@@ -17,14 +17,14 @@ def _print_json(value: Any) -> None:
     sys.stdout.flush()
 
 
-def _table(title: str, header: Sequence[str], rows: Iterable[Sequence[object]], *,
+def show_table(title: str, header: Sequence[str], rows: Iterable[Sequence[object]], *,
            left: Iterable[str] = ()) -> None:
     from ..report.safe import print_table
 
-    print_table(cli.out, title, header, rows, left=left)
+    print_table(consoles.out, title, header, rows, left=left)
 
 
-def _gate_doc(result: Any) -> dict[str, Any]:
+def gate_doc(result: Any) -> dict[str, Any]:
     """The gate's verdict as JSON: bars, regressions, fixes, not measured, passed."""
     from ..gate import format_result
 

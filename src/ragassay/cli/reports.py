@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from .. import cli
-from .common import Format, FormatOpt, _guard, literal
-from .output import _print_json, _table
+from . import consoles
+from .common import Format, FormatOpt, literal, run_guarded
+from .output import print_json, show_table
 
 
 def compare(runs: Annotated[list[Path], typer.Argument(help="Run folders, the baseline first.")],
@@ -34,19 +34,19 @@ def compare(runs: Annotated[list[Path], typer.Argument(help="Run folders, the ba
     from ..targets import check_file_target
 
     if json_out is not None:
-        _guard(lambda: check_file_target(json_out, "--json"))
-    results = _guard(lambda: read_runs(runs))  # each folder read once
-    result = _guard(lambda: compare_runs(runs, metrics=metric or None, seed=seed,
+        run_guarded(lambda: check_file_target(json_out, "--json"))
+    results = run_guarded(lambda: read_runs(runs))  # each folder read once
+    result = run_guarded(lambda: compare_runs(runs, metrics=metric or None, seed=seed,
                                          results=results))
     if output_format is Format.json:
-        _print_json(result)
+        print_json(result)
     else:
         header, rows = summary_rows(runs, results, metric or None)
-        _table("runs", header, rows, left=["run", "pipeline"])
-        _table(f"compared with {runs[0]}", COMPARE_HEADER, compare_rows(result),
+        show_table("runs", header, rows, left=["run", "pipeline"])
+        show_table(f"compared with {runs[0]}", COMPARE_HEADER, compare_rows(result),
                left=["candidate", "metric"])
     if json_out is not None:
-        _guard(lambda: write_text(json_out, json_text(result)))
+        run_guarded(lambda: write_text(json_out, json_text(result)))
 
 
 def export_trec(run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
@@ -56,15 +56,16 @@ def export_trec(run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
     """Write a run folder's rankings and gold as TREC `run.trec` and `qrels.trec` (ids with
     whitespace percent-encoded; `ragassay trec-eval` on them gives the run's values)."""
     from ..report.trec import export_trec
-    from ..runfolder import read_run
+    from ..runfolder import read_run_folder
     from ..targets import check_folder_target
 
     dest = out_dir if out_dir is not None else run_dir / "trec"
-    _guard(lambda: check_folder_target(dest, "--out"))
-    notes = _guard(lambda: export_trec(read_run(run_dir), dest))
+    run_guarded(lambda: check_folder_target(dest, "--out"))
+    notes = run_guarded(lambda: export_trec(read_run_folder(run_dir), dest))
     for note in notes:
-        cli.err.print(f"note: {literal(note)}")
-    cli.err.print(f"wrote {literal(dest / 'run.trec')} and {literal(dest / 'qrels.trec')}")
+        consoles.err.print(f"note: {literal(note)}")
+    consoles.err.print(f"wrote {literal(str(dest / 'run.trec'))} and "
+                       f"{literal(str(dest / 'qrels.trec'))}")
 
 
 def report(run_dirs: Annotated[list[Path], typer.Argument(
@@ -78,7 +79,7 @@ def report(run_dirs: Annotated[list[Path], typer.Argument(
     from ..targets import check_file_target
 
     if out_file is not None:
-        _guard(lambda: check_file_target(out_file, "--out"))
-    path = _guard(lambda: write_html(run_dirs[0], out_file) if len(run_dirs) == 1
+        run_guarded(lambda: check_file_target(out_file, "--out"))
+    path = run_guarded(lambda: write_html(run_dirs[0], out_file) if len(run_dirs) == 1
                   else write_compare_html(run_dirs, out_file))
-    cli.err.print(f"report → {path}")
+    consoles.err.print(f"report → {path}")

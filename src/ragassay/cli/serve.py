@@ -7,9 +7,9 @@ from typing import Annotated
 
 import typer
 
-from .. import cli
 from ..errors import InputError
-from .common import _guard
+from . import consoles
+from .common import run_guarded
 
 
 def serve_local(
@@ -64,8 +64,8 @@ def serve_local(
         # stdout: what a person copies into a config (and what spawn() reads); stderr: notes
         print(f"{READY_PREFIX}{server.base_url}", flush=True)
         print(f"model: {server.model}", flush=True)
-        cli.err.print(f"serving on 127.0.0.1 only; put `base_url: {server.base_url}` in the "
-                      "config's answerer: / judge: block. Ctrl-C stops.", highlight=False)
+        consoles.err.print(f"serving on 127.0.0.1 only; put `base_url: {server.base_url}` in the "
+                           "config's answerer: / judge: block. Ctrl-C stops.", highlight=False)
 
-    chosen = _guard(settings)
-    _guard(lambda: serve(chosen, announce))
+    chosen = run_guarded(settings)
+    run_guarded(lambda: serve(chosen, announce))

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from .. import cli
-from .common import ForceOpt, _guard, literal
+from . import consoles
+from .common import ForceOpt, literal, run_guarded
 
 # the files of the starter project, in the order its README lists them
 STARTER_FILES = ("README.md", "config.yaml", "questions.jsonl", "gold.jsonl", "chunks.jsonl",
@@ -37,7 +37,7 @@ def init(folder: Annotated[Path, typer.Argument(help="The project folder to crea
     def write() -> Path:
         return write_folder(folder, fill, force=force)
 
-    dest = _guard(write)
-    cli.err.print(f"wrote a starter project to {literal(dest)} "
+    dest = run_guarded(write)
+    consoles.err.print(f"wrote a starter project to {literal(dest)} "
                   f"({', '.join(STARTER_FILES)}); next: ragassay run -c "
                   f"{literal(dest / 'config.yaml')} --run-id first")

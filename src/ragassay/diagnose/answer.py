@@ -8,10 +8,12 @@ from ..config import DiagnoseConfig
 from ..metrics.answer import strip_markers
 from ..metrics.numbers import extract_numbers, number_supported
 from .case import Case
+from .registry import detects
 
 # --- answer --------------------------------------------------------------------------
 
 
+@detects("answer_failure")
 def hallucinated_requirement(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """A supported answer states what no evidence holds.
 
@@ -33,6 +35,7 @@ def hallucinated_requirement(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] 
     return None
 
 
+@detects("answer_failure")
 def partial_answer(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """The answer holds some, not all, of what a right answer must contain."""
     must = case.question.must_contain
@@ -42,6 +45,7 @@ def partial_answer(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     return {"found": found, "missing": [m for m in must if m not in found]}
 
 
+@detects("answer_failure")
 def overconfident_weak_evidence(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """A supported answer although the best retrieval score is under `weak_evidence_score`."""
     scores = [s for s in case.scores if s is not None]
@@ -50,6 +54,7 @@ def overconfident_weak_evidence(case: Case, cfg: DiagnoseConfig) -> dict[str, An
     return {"best_score": round(max(scores), 6), "threshold": cfg.weak_evidence_score}
 
 
+@detects("answer_failure")
 def wrong_synthesis(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """Gold evidence was in the context, yet the answer holds none of what it must contain
     (a wrong answer, or a decline although the evidence was there)."""
@@ -63,6 +68,7 @@ def wrong_synthesis(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
             "gold_in_context": [c for c in case.gold_ids if c in case.context_ids]}
 
 
+@detects("answer_failure")
 def failed_to_abstain(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """An unanswerable question got a supported answer."""
     if case.question.answerable or case.declined:

@@ -1,62 +1,17 @@
-"""The taxonomy's 24 labels, and `Case`: one question's evidence and the facts detectors share."""
+"""`Case`: one question's evidence and the facts detectors share (the labels are registered
+by their detectors, :mod:`ragassay.diagnose.registry`)."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..checks import Checks
-from ..config import DiagnoseConfig
 from ..gold import QuestionGold
 from ..schema import Answer, Question
 from ..store import Index
-
-RETRIEVAL = (
-    "retrieval_failure.gold_evidence_not_in_top_k",
-    "retrieval_failure.gold_evidence_ranked_too_low",
-    "retrieval_failure.wrong_similar_clause",
-    "retrieval_failure.chunk_boundary_split",
-    "retrieval_failure.query_wording_mismatch",
-    "retrieval_failure.multi_chunk_evidence_missing",
-)
-PARSING = (
-    "parsing_failure.table_content_lost",
-    "parsing_failure.figure_content_ignored",
-    "parsing_failure.page_metadata_missing",
-    "parsing_failure.header_footer_noise",
-    "parsing_failure.korean_english_mixed_text_issue",
-)
-CITATION = (
-    "citation_failure.correct_answer_wrong_citation",
-    "citation_failure.insufficient_citation",
-    "citation_failure.missing_page_number",
-    "citation_failure.citation_does_not_support_claim",
-    "citation_failure.vague_citation_for_multiple_claims",
-)
-ANSWER = (
-    "answer_failure.hallucinated_requirement",
-    "answer_failure.partial_answer",
-    "answer_failure.overconfident_weak_evidence",
-    "answer_failure.wrong_synthesis",
-    "answer_failure.failed_to_abstain",
-)
-EVALUATION = (
-    "evaluation_failure.no_gold_evidence",
-    "evaluation_failure.metric_missing",
-    "evaluation_failure.failure_case_not_saved",
-)
-LABELS: tuple[str, ...] = RETRIEVAL + PARSING + CITATION + ANSWER + EVALUATION
-
-# Labels no detector can fire, and why; they are counted (always 0) so the schema stays whole.
-UNOBSERVABLE: dict[str, str] = {
-    "evaluation_failure.failure_case_not_saved": (
-        "a run folder is written to a temporary folder and swapped into place atomically, so "
-        "a run either saves every failure case or leaves the folder as it was"
-    ),
-}
 
 
 @dataclass
@@ -127,13 +82,12 @@ class Case:
         return per_doc[doc_id]
 
 
-Detector = Callable[[Case, DiagnoseConfig], "dict[str, Any] | None"]
 
 
 _DIGITS = re.compile(r"\d+")
 
 
-def _line_key(line: str) -> str:
+def line_key(line: str) -> str:
     return _DIGITS.sub("#", " ".join(line.split()))
 
 
@@ -141,7 +95,7 @@ def repeated_lines(index: Index, doc_id: str, min_count: int = 3) -> set[str]:
     """Lines (digits folded) that occur at least `min_count` times in a document."""
     counts: Counter[str] = Counter()
     for line in document_text(index, doc_id).splitlines():
-        key = _line_key(line)
+        key = line_key(line)
         if len(key) >= 5:
             counts[key] += 1
     return {k for k, n in counts.items() if n >= min_count}

@@ -7,10 +7,12 @@ from typing import Any
 from ..config import DiagnoseConfig
 from ..text import split_sentences
 from .case import Case
+from .registry import detects
 
 # --- citation ------------------------------------------------------------------------
 
 
+@detects("citation_failure")
 def correct_answer_wrong_citation(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """The answer is right but cites no gold chunk."""
     if case.answer_scores.get("correct") != 1 or not case.supported or not case.gold_ids:
@@ -20,6 +22,7 @@ def correct_answer_wrong_citation(case: Case, cfg: DiagnoseConfig) -> dict[str, 
     return {"cited": case.cited, "gold_chunk_ids": case.gold_ids}
 
 
+@detects("citation_failure")
 def insufficient_citation(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """A supported answer with no citation, or one that leaves retrieved gold evidence uncited."""
     if not case.supported:
@@ -36,6 +39,7 @@ def insufficient_citation(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | N
     return None
 
 
+@detects("citation_failure")
 def missing_page_number(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """A citation without a page, although its document has pages."""
     out = []
@@ -50,6 +54,7 @@ def missing_page_number(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | Non
     return {"citations": out} if out else None
 
 
+@detects("citation_failure")
 def citation_does_not_support_claim(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """The cited source cannot support the answer: a number not in it, or a source never seen."""
     reason = case.answer_scores.get("groundedness_reason") or ""
@@ -58,6 +63,7 @@ def citation_does_not_support_claim(case: Case, cfg: DiagnoseConfig) -> dict[str
     return {"groundedness_reason": reason, "cited": case.cited}
 
 
+@detects("citation_failure")
 def vague_citation_for_multiple_claims(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """Several sentences and several sources, but no inline marker says which backs which
     (a citation read from the text, such as the LLM answerer's ``[1]``, carries ``raw``)."""

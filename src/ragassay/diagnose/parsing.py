@@ -7,7 +7,8 @@ from collections.abc import Set
 from typing import Any
 
 from ..config import DiagnoseConfig
-from .case import Case, _line_key
+from .case import Case, line_key
+from .registry import detects
 
 # --- parsing -------------------------------------------------------------------------
 
@@ -22,11 +23,13 @@ def _lost(case: Case, kind: str) -> dict[str, Any] | None:
                           f"dropped_{kind}": d.dropped[kind]} for ev, d in hits]}
 
 
+@detects("parsing_failure")
 def table_content_lost(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """The gold claim is in no chunk, and the loader dropped tables of its document."""
     return _lost(case, "tables")
 
 
+@detects("parsing_failure")
 def figure_content_ignored(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """The gold claim is in no chunk, the document had images and no dropped table explains it."""
     if table_content_lost(case, cfg):
@@ -34,6 +37,7 @@ def figure_content_ignored(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | 
     return _lost(case, "images")
 
 
+@detects("parsing_failure")
 def page_metadata_missing(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """A gold or cited chunk of a paged document has no page_span."""
     out = []
@@ -58,7 +62,7 @@ def noise_share(text: str, repeated: Set[str]) -> float:
         return 0.0
     noisy = 0
     for i, line in enumerate(lines):
-        key = _line_key(line)
+        key = line_key(line)
         if not key:
             continue
         edge = i in (0, len(lines) - 1)
@@ -67,6 +71,7 @@ def noise_share(text: str, repeated: Set[str]) -> float:
     return noisy / total
 
 
+@detects("parsing_failure")
 def header_footer_noise(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """A non-gold hit ranked above the gold is mostly lines repeated across the document's pages."""
     if not case.gold_ids or not case.failing:
@@ -88,6 +93,7 @@ _HANGUL = re.compile(r"[\uac00-\ud7a3]")
 _LATIN_DIGIT = re.compile(r"[A-Za-z0-9]")
 
 
+@detects("parsing_failure")
 def korean_english_mixed_text_issue(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """A mixed Hangul/Latin required term is in its gold chunk only with different spacing.
 

@@ -7,12 +7,14 @@ from collections import Counter
 from typing import Any
 
 from ..config import DiagnoseConfig
-from ..text import content_words, normalize, split_sentences
+from ..text import content_words, fold_text, split_sentences
 from .case import Case
+from .registry import detects
 
 # --- retrieval -----------------------------------------------------------------------
 
 
+@detects("retrieval_failure")
 def gold_evidence_not_in_top_k(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """No gold chunk among the top-k retrieved."""
     if not case.gold_ids or (0 < case.first_gold_rank <= case.top_k):
@@ -26,6 +28,7 @@ def gold_evidence_not_in_top_k(case: Case, cfg: DiagnoseConfig) -> dict[str, Any
     }
 
 
+@detects("retrieval_failure")
 def gold_evidence_ranked_too_low(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """The first gold chunk is retrieved, but below `rank_cutoff` (default 5) within top-k."""
     rank = case.first_gold_rank
@@ -35,7 +38,7 @@ def gold_evidence_ranked_too_low(case: Case, cfg: DiagnoseConfig) -> dict[str, A
 
 
 def _grams(text: str, n: int = 3) -> Counter[str]:
-    s = re.sub(r"\s+", "", normalize(text))
+    s = re.sub(r"\s+", "", fold_text(text))
     return Counter(s[i : i + n] for i in range(max(len(s) - n + 1, 1)))
 
 
@@ -53,6 +56,7 @@ def coverage(claim: str, text: str) -> float:
     return sum((gc & _grams(text)).values()) / total if total else 0.0
 
 
+@detects("retrieval_failure")
 def wrong_similar_clause(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """The top hit is not gold but holds a near-duplicate of the gold claim.
 
@@ -68,7 +72,7 @@ def wrong_similar_clause(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | No
     best: tuple[float, str, str] = (0.0, "", "")
     for ev in case.gold.evidence:
         claim = ev.label.support_claim
-        if claim and normalize(claim) in normalize(top_text):
+        if claim and fold_text(claim) in fold_text(top_text):
             return None  # the top hit holds the claim itself
         if claim:
             for a, b in split_sentences(top_text):
@@ -91,6 +95,7 @@ def wrong_similar_clause(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | No
     }
 
 
+@detects("retrieval_failure")
 def chunk_boundary_split(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """The gold claim is held by no single chunk, only by two adjacent ones."""
     splits = [ev for ev in case.gold.evidence if ev.split]
@@ -101,10 +106,11 @@ def chunk_boundary_split(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | No
 
 
 def _shared_words(question: str, chunk_text: str) -> list[str]:
-    hay = normalize(chunk_text)
+    hay = fold_text(chunk_text)
     return [w for w in dict.fromkeys(content_words(question)) if w in hay]
 
 
+@detects("retrieval_failure")
 def query_wording_mismatch(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """Retrieval missed (or ranked low) and the question shares no content word with the gold."""
     rank = case.first_gold_rank
@@ -118,6 +124,7 @@ def query_wording_mismatch(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | 
             "gold_chunk_ids": case.gold_ids}
 
 
+@detects("retrieval_failure")
 def multi_chunk_evidence_missing(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """Evidence needs several chunks; some but not all are in the top-k. Chunks that each
     hold the same label alone are one piece of evidence: any of them in the top-k finds it."""

@@ -53,7 +53,7 @@ from .cache import cache_file, cache_key, read_entry, write_entry
 from .config import EndpointConfig
 from .errors import EndpointError, EndpointUnreachable
 from .redact import MASK, redact_text, redact_url, url_secrets
-from .replies import _json_body, _Malformed, _parse_chat, _parse_embeddings, _snippet
+from .replies import Malformed, json_body, parse_chat, parse_embeddings, snippet
 from .server import fetch_json, model_identity, props_urls, total_slots
 
 if TYPE_CHECKING:
@@ -250,7 +250,7 @@ class OpenAICompatClient:
         if hit is not None:
             return ChatResult(text=hit["text"], usage=hit["usage"], cached=True,
                               raw_model=hit["raw_model"])
-        text, usage, model = self._post("/chat/completions", payload, key, _parse_chat)
+        text, usage, model = self._post("/chat/completions", payload, key, parse_chat)
         self._cache_write(key, {"endpoint": self.shown_url, "served_model": served,
                                 "request": payload, "text": text, "usage": usage,
                                 "raw_model": model})
@@ -267,7 +267,7 @@ class OpenAICompatClient:
         payload = {"model": self.cfg.model, "input": list(texts)}
         key = cache_key({"kind": "embed", "endpoint": self.shown_url, **payload})
         return self._post("/embeddings", payload, key,
-                          lambda body: _parse_embeddings(body, len(texts)))
+                          lambda body: parse_embeddings(body, len(texts)))
 
     # --- transport with retries --------------------------------------------------------
 
@@ -302,8 +302,8 @@ class OpenAICompatClient:
                 status = resp.status_code
                 if status == 200:
                     try:
-                        return parse(_json_body(resp))
-                    except _Malformed as exc:
+                        return parse(json_body(resp))
+                    except Malformed as exc:
                         reason = f"malformed reply from {shown}: {self._scrub(str(exc))}"
                         # Once only: a server that keeps sending garbage will not stop.
                         if malformed_retried or self.cfg.max_retries == 0:
@@ -314,7 +314,7 @@ class OpenAICompatClient:
                                                   self.cfg.seed, key))
                         retries += 1
                         continue
-                reason = f"HTTP {status} from {shown}: {self._scrub(_snippet(resp.text))}"
+                reason = f"HTTP {status} from {shown}: {self._scrub(snippet(resp.text))}"
                 if status != 429 and status < 500:
                     raise EndpointError(reason + " (not retried: the request itself was "
                                         "refused)", status=status, attempts=attempts)

@@ -10,17 +10,17 @@ if TYPE_CHECKING:
     import httpx
 
 
-class _Malformed(Exception):
+class Malformed(Exception):
     """The server answered 200 with a body we cannot use."""
 
 
-def _parse_chat(body: Any) -> tuple[str, dict[str, int] | None, str | None]:
+def parse_chat(body: Any) -> tuple[str, dict[str, int] | None, str | None]:
     try:
         content = body["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
-        raise _Malformed("the reply has no choices[0].message.content") from None
+        raise Malformed("the reply has no choices[0].message.content") from None
     if not isinstance(content, str):
-        raise _Malformed("choices[0].message.content is not a string")
+        raise Malformed("choices[0].message.content is not a string")
     usage = body.get("usage")
     tokens: dict[str, int] | None = None
     if isinstance(usage, dict) and all(
@@ -32,7 +32,7 @@ def _parse_chat(body: Any) -> tuple[str, dict[str, int] | None, str | None]:
     return content, tokens, model if isinstance(model, str) else None
 
 
-def _parse_embeddings(body: Any, n: int) -> np.ndarray:
+def parse_embeddings(body: Any, n: int) -> np.ndarray:
     try:
         data = body["data"]
         # Servers may answer out of order; "index" says which input a vector belongs to.
@@ -40,25 +40,25 @@ def _parse_embeddings(body: Any, n: int) -> np.ndarray:
             isinstance(d, dict) and "index" in d for d in data) else list(data)
         vectors = [row["embedding"] for row in rows]
     except (KeyError, TypeError, AttributeError):
-        raise _Malformed("the reply has no data[i].embedding") from None
+        raise Malformed("the reply has no data[i].embedding") from None
     if len(vectors) != n:
-        raise _Malformed(f"asked for {n} embeddings, got {len(vectors)}")
+        raise Malformed(f"asked for {n} embeddings, got {len(vectors)}")
     try:
         arr = np.asarray(vectors, dtype=np.float32)
     except (ValueError, TypeError):
-        raise _Malformed("embeddings are not equal-length lists of numbers") from None
+        raise Malformed("embeddings are not equal-length lists of numbers") from None
     if arr.ndim != 2:
-        raise _Malformed("embeddings are not equal-length lists of numbers")
+        raise Malformed("embeddings are not equal-length lists of numbers")
     return arr
 
 
-def _json_body(resp: httpx.Response) -> Any:
+def json_body(resp: httpx.Response) -> Any:
     try:
         return resp.json()
     except ValueError:
-        raise _Malformed(f"not JSON: {_snippet(resp.text)}") from None
+        raise Malformed(f"not JSON: {snippet(resp.text)}") from None
 
 
-def _snippet(text: str, limit: int = 200) -> str:
+def snippet(text: str, limit: int = 200) -> str:
     one_line = " ".join(text.split())
     return one_line if len(one_line) <= limit else one_line[:limit] + "…"

@@ -63,7 +63,7 @@ class Bar:
         return not equal and value < self.threshold
 
 
-def _unknown_metric(metric: str, known: list[str]) -> str:
+def unknown_metric(metric: str, known: list[str]) -> str:
     return unknown_name("metric", metric, known, known_as="the run measures")
 
 
@@ -99,7 +99,7 @@ def parse_bar(metric: str, expr: Any, *, source: str | Path = "gate",
     if known_metrics is not None:
         known = list(known_metrics)
         if metric not in known:
-            raise InputError(source, _unknown_metric(metric, known), field=where)
+            raise InputError(source, unknown_metric(metric, known), field=where)
     threshold = float(m.group(2))
     if not math.isfinite(threshold):  # "1e999" parses to inf
         raise InputError(source, f"threshold {m.group(2)!r} is not a finite number", field=where)

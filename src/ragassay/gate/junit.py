@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..atomic import write_bytes
 from ..checks import CHECKS
-from .verdict import GateResult, _count
+from .verdict import GateResult, count_text
 
 # Characters XML 1.0 cannot hold at all; a stray control character in a question must not
 # make the whole report unreadable to the CI system.
@@ -70,7 +70,7 @@ def _gate_cases(result: GateResult) -> list[ET.Element]:
     allowed = result.options.allow_missing
     case = _case("gate", f"every question measured (allowed missing: {allowed})")
     if len(result.not_measured) > allowed:
-        n = _count(len(result.not_measured), "question", "questions")
+        n = count_text(len(result.not_measured), "question", "questions")
         _outcome(case, "failure", f"{n} not measured: "
                  + ", ".join(result.not_measured), kind="not_measured")
     cases.append(case)
@@ -79,7 +79,7 @@ def _gate_cases(result: GateResult) -> list[ET.Element]:
         if result.regressions:
             listed = ", ".join(f"{f.question_id} ({', '.join(f.checks)})"
                                for f in result.regressions)
-            n = _count(len(result.regressions), "question", "questions")
+            n = count_text(len(result.regressions), "question", "questions")
             message = f"{n} went pass→fail: {listed}"
             if result.fail_on_regression:
                 _outcome(case, "failure", message, kind="regression")

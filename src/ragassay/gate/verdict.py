@@ -10,7 +10,7 @@ from typing import Any, Literal
 from ..checks import Checks, question_checks
 from ..errors import InputError
 from ..runfolder import RunResult
-from .bars import Bar, _unknown_metric, parse_gate
+from .bars import Bar, parse_gate, unknown_metric
 
 # --- options ----------------------------------------------------------------------------
 
@@ -188,7 +188,7 @@ def evaluate_gate(run: RunResult, bars: list[Bar] | GateConfig, *,
     where = (run_dir or Path(run.run_id)) / "metrics.json"
     for bar in options.bars:
         if bar.metric not in means:
-            raise InputError(where, _unknown_metric(bar.metric, list(means)),
+            raise InputError(where, unknown_metric(bar.metric, list(means)),
                              field=f"gate.{bar.metric}")
     if not options.bars and baseline is None and options.junit_questions != "strict":
         raise InputError(run_dir or run.run_id, "nothing to check: give at least one bar "
@@ -220,7 +220,7 @@ def evaluate_gate(run: RunResult, bars: list[Bar] | GateConfig, *,
 # --- text ------------------------------------------------------------------------------
 
 
-def _count(n: int, one: str, many: str) -> str:
+def count_text(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
@@ -239,20 +239,20 @@ def _summary(result: GateResult) -> str:
     if total == 0:
         parts = ["no bars"]
     elif violated:
-        parts = [f"{violated} of {_count(total, 'bar', 'bars')} violated"]
+        parts = [f"{violated} of {count_text(total, 'bar', 'bars')} violated"]
     else:
-        parts = [f"{_count(total, 'bar', 'bars')} ok"]
+        parts = [f"{count_text(total, 'bar', 'bars')} ok"]
     if result.not_measured:
-        n = _count(len(result.not_measured), "question", "questions")
+        n = count_text(len(result.not_measured), "question", "questions")
         parts.append(f"{n} not measured (allowed: {result.options.allow_missing})")
     if result.options.junit_questions == "strict":
-        n = _count(len(result.failing_questions), "failing question", "failing questions")
+        n = count_text(len(result.failing_questions), "failing question", "failing questions")
         parts.append(f"{n} (strict)")
     if result.baseline_id is not None:
-        regs = _count(len(result.regressions), "regression", "regressions")
+        regs = count_text(len(result.regressions), "regression", "regressions")
         if result.regressions and not result.fail_on_regression:
             regs += " (not failing: fail_on_regression is off)"
-        fixes = _count(len(result.fixes), "fix", "fixes")
+        fixes = count_text(len(result.fixes), "fix", "fixes")
         parts.append(f"{regs}, {fixes} vs baseline {result.baseline_id}")
     verdict = "gate passed" if result.passed else "gate FAILED"
     return f"{verdict} for run {result.run_id}: " + "; ".join(parts)
@@ -273,7 +273,7 @@ def format_result(result: GateResult) -> list[str]:
         lines.append(f"FAIL failing questions (strict): {', '.join(result.failing_questions)}")
     for ids, where in ((result.only_in_run, "this run"), (result.only_in_baseline, "the baseline")):
         if ids:
-            lines.append(f"note: {_count(len(ids), 'question', 'questions')} only in {where}: "
+            lines.append(f"note: {count_text(len(ids), 'question', 'questions')} only in {where}: "
                          + ", ".join(ids))
     lines.append(_summary(result))
     return lines

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..ingest.document import normalize
+from ..ingest.document import normalize_nfc
 from ..jsonio import iter_jsonl
 from ..schema import GoldEvidence, GoldRecord
 from ..text import split_sentences
@@ -122,7 +122,7 @@ def read_corpus(path: Path, id_keys: tuple[str, ...] = ("_id",)) -> Iterator[tup
         if not (title.strip() or text.strip()):
             raise InputError(path, "document has neither text nor title", line=line,
                              field="text")
-        yield doc_id, normalize(title).strip(), normalize(text).strip()
+        yield doc_id, normalize_nfc(title).strip(), normalize_nfc(text).strip()
 
 
 def read_queries(path: Path) -> dict[str, tuple[str, str]]:

@@ -23,17 +23,16 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import FolderWriter, write_folder
+from ..config import CONTRACT_PRESET, PRESETS
 from ..errors import InputError, install_line
 from ..ingest.chunking import chunk_id, windows
-from ..ingest.document import normalize
+from ..ingest.document import normalize_nfc
 from ..ingest.loaders import slugify
 from ..jsonio import json_text, jsonl_text, parse_record
-from ..schema import GoldEvidence, GoldRecord, Question
+from ..schema import DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP, GoldEvidence, GoldRecord, Question
 from ..text import split_sentences
 
 # The chunking `ragassay index` uses by default: labels are placed on its chunk ids.
-DEFAULT_CHUNK_SIZE = 400
-DEFAULT_OVERLAP = 80
 # The retrieval metrics of an imported set's configs (unless its source names others).
 RETRIEVAL_METRICS = ("recall_at_5", "recall_at_10", "mrr_at_5", "ndcg_at_5", "hit_at_5", "map")
 
@@ -111,7 +110,7 @@ def need_text(value: Any, path: str | Path, where: str, *, line: int | None = No
     text = need(value, str, path, where, what="a string", line=line)
     if not text.strip():
         raise InputError(path, "is empty", line=line, field=where)
-    return normalize(text)
+    return normalize_nfc(text)
 
 
 def make_question(data: dict[str, Any], path: str | Path, where: str,
@@ -216,8 +215,8 @@ def _config_text(imported: ImportedSet, preset: str, command: str) -> str:
 
     pipeline = {"name": preset, "top_k": 10, **imported.config.get("pipeline", {})}
     pipeline["name"] = preset
-    if preset != "naive_baseline":
-        pipeline["retrieval_backend"] = preset
+    if preset != CONTRACT_PRESET:  # the baseline's backend is the config's default
+        pipeline["retrieval_backend"] = PRESETS[preset]["retrieval_backend"]
     body: dict[str, Any] = {
         "index_dir": "index", "source_dir": "documents",
         "questions_path": "questions.jsonl", "gold_evidence_path": "gold.jsonl",

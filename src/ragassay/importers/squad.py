@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..ingest.document import normalize
+from ..ingest.document import normalize_nfc
 from ..ingest.loaders import slugify
 from ..jsonio import read_json
 from ..schema import GoldRecord
@@ -77,7 +77,7 @@ def read_squad(path: str | Path, *, skip_bad: bool = False,
     for ai, article in enumerate(articles):
         at = jpath("data", ai)
         need(article, dict, p, at, what="an article {title, paragraphs}")
-        title = normalize(need(article.get("title", ""), str, p, jpath(at, "title"),
+        title = normalize_nfc(need(article.get("title", ""), str, p, jpath(at, "title"),
                                what="a string")).strip()
         paragraphs = need(article.get("paragraphs"), list, p, jpath(at, "paragraphs"),
                           what="a list of paragraphs")
@@ -133,14 +133,14 @@ def _read_question(out: ImportedSet, p: Path, qt: str, qa: Any, doc_id: str, tit
             out.skipped.append(Skipped(qid, f"{p}: {at}", reason))
             return
         # Offsets into the NFC text: NFC of the prefix, for the rare decomposed context.
-        a = len(normalize(raw[:start]))
-        spans.append((context[a:a + len(normalize(text))], a))
+        a = len(normalize_nfc(raw[:start]))
+        spans.append((context[a:a + len(normalize_nfc(text))], a))
     question = {"question_id": qid, "question": qa.get("question"),
                 "answerable": not impossible and bool(spans), "topic": title or None,
                 "query_type": "unanswerable" if impossible or not spans else "extractive"}
     if not isinstance(question["question"], str):
         need(question["question"], str, p, jpath(qt, "question"), what="a string")
-    question["question"] = normalize(question["question"]).strip()
+    question["question"] = normalize_nfc(question["question"]).strip()
     if question["answerable"]:
         pick = _pick_answer([t for t, _ in spans])
         text, a = spans[pick]

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from ..errors import InputError
-from ..ingest.document import normalize
+from ..ingest.document import normalize_nfc
 from .beir import Qrels, judged_set, read_corpus
 from .common import DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP, ImportedSet
 
@@ -29,7 +29,7 @@ def _tag(block: str, tag: str) -> str:
 
 def read_topics(path: Path, *, field: str = "title") -> dict[str, tuple[str, str]]:
     """Topic id → ``(question, "file:line")``; see the module docstring for the formats."""
-    text = normalize(path.read_text(encoding="utf-8-sig"))
+    text = normalize_nfc(path.read_text(encoding="utf-8-sig"))
     out: dict[str, tuple[str, str]] = {}
     blocks = list(_TOP.finditer(text))
     if blocks:

@@ -26,7 +26,7 @@ from ..ingest import (
     load_documents,
     scan_sources,
 )
-from ..schema import SCHEMA_VERSION
+from ..schema import DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP, SCHEMA_VERSION
 from ..store import Index
 from ..vector import ApproximateSearch, ExactSearch, ann_recall
 from .format import check_out_dir, write_index
@@ -39,8 +39,8 @@ def build_index(
     source_dir: str | Path,
     out_dir: str | Path,
     *,
-    chunk_size: int = 400,
-    overlap: int = 80,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    overlap: int = DEFAULT_OVERLAP,
     embedder: str = "hashing",
     embedder_params: dict[str, Any] | None = None,
     batch_size: int = 256,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-from ..schema import Chunk
+from ..schema import DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP, Chunk
 from .document import LoadedDocument, PageSpan
 
 STRATEGY = "fixed_chars"
@@ -44,8 +44,8 @@ def chunk_id(doc_id: str, seq: int) -> str:
     return f"{doc_id}::chunk-{seq:03d}"
 
 
-def chunk_document(doc: LoadedDocument, *, chunk_size: int = 400,
-                   overlap: int = 80) -> list[Chunk]:
+def chunk_document(doc: LoadedDocument, *, chunk_size: int = DEFAULT_CHUNK_SIZE,
+                   overlap: int = DEFAULT_OVERLAP) -> list[Chunk]:
     """Cut ``doc.text`` into fixed-size overlapping windows (see :func:`windows`).
 
     Each chunk holds ``text == doc.text[a:b]`` with ``char_span = (a, b)``; ``section`` is

@@ -38,7 +38,7 @@ class LoadedDocument:
     line: int | None = None  # line of a .jsonl record, for error messages
 
 
-def normalize(text: str) -> str:
+def normalize_nfc(text: str) -> str:
     """The only normalisation at load: ``\\r\\n`` → ``\\n``, then Unicode NFC."""
     return unicodedata.normalize("NFC", text.replace("\r\n", "\n"))
 

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 from ..errors import InputError, unknown_name
 from ..jsonio import read_limited
-from .document import LoadedDocument, PageSpan, decode, new_document, normalize
+from .document import LoadedDocument, PageSpan, decode, new_document, normalize_nfc
 from .plain import load_json, load_jsonl, load_md, load_txt
 from .rich import load_docx, load_html, load_pdf
 
@@ -216,7 +216,7 @@ __all__ = [
     "load_pdf",
     "load_txt",
     "new_document",
-    "normalize",
+    "normalize_nfc",
     "scan_sources",
     "slugify",
 ]

@@ -13,12 +13,12 @@ from typing import Any
 
 from ..errors import InputError
 from ..jsonio import decode_json
-from .document import LoadedDocument, PageSpan, decode, new_document, normalize
+from .document import LoadedDocument, PageSpan, decode, new_document, normalize_nfc
 
 
 def load_txt(path: Path, data: bytes) -> list[LoadedDocument]:
     """Whole text; the title is the first non-blank line."""
-    text = normalize(decode(path, data))
+    text = normalize_nfc(decode(path, data))
     return [LoadedDocument(new_document(), text)]
 
 
@@ -31,7 +31,7 @@ def load_md(path: Path, data: bytes) -> list[LoadedDocument]:
 
     The title is the first heading, else the first non-blank line.
     """
-    text = normalize(decode(path, data))
+    text = normalize_nfc(decode(path, data))
     sections: list[tuple[int, str | None]] = []
     fence: str | None = None
     offset = 0
@@ -56,7 +56,7 @@ def _str_field(path: Path, record: dict[str, Any], key: str, *, required: bool,
     if not isinstance(value, str):
         raise InputError(path, f"expected a string, got {type(value).__name__}", line=line,
                          field=prefix + key)
-    return normalize(value)
+    return normalize_nfc(value)
 
 
 def _metadata(path: Path, record: dict[str, Any], line: int | None = None) -> dict[str, Any]:
@@ -80,7 +80,7 @@ def load_jsonl(path: Path, data: bytes) -> list[LoadedDocument]:
     """One document per line ``{doc_id, text, title?, metadata?}``; blank lines skipped."""
     out: list[LoadedDocument] = []
     seen: dict[str, int] = {}
-    for line_no, raw in enumerate(normalize(decode(path, data)).split("\n"), start=1):
+    for line_no, raw in enumerate(normalize_nfc(decode(path, data)).split("\n"), start=1):
         if not raw.strip():
             continue
         record = decode_json(raw, path, line_no)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from .document import LoadedDocument, PageSpan, decode, new_document, normalize
+from .document import LoadedDocument, PageSpan, decode, new_document, normalize_nfc
 
 
 def load_pdf(path: Path, data: bytes) -> list[LoadedDocument]:
@@ -29,7 +29,7 @@ def load_pdf(path: Path, data: bytes) -> list[LoadedDocument]:
         if reader.is_encrypted and not reader.decrypt(""):
             raise InputError(path, "encrypted PDF (a password is needed); save an unencrypted "
                              "copy")
-        pages = [normalize(p.extract_text() or "") for p in reader.pages]
+        pages = [normalize_nfc(p.extract_text() or "") for p in reader.pages]
         meta_title = (reader.metadata.title if reader.metadata else None) or ""
     except InputError:
         raise
@@ -45,7 +45,7 @@ def load_pdf(path: Path, data: bytes) -> list[LoadedDocument]:
         spans.append(PageSpan(start, end, number))
         start = end
     text = "\n".join(pages)
-    doc = new_document(title=normalize(str(meta_title)).strip(), num_pages=len(pages))
+    doc = new_document(title=normalize_nfc(str(meta_title)).strip(), num_pages=len(pages))
     return [LoadedDocument(doc, text, pages=spans)]
 
 
@@ -59,7 +59,7 @@ def load_docx(path: Path, data: bytes) -> list[LoadedDocument]:
 
     try:
         d = docx.Document(io.BytesIO(data))
-        paragraphs = [(normalize(p.text), _style_name(p)) for p in d.paragraphs]
+        paragraphs = [(normalize_nfc(p.text), _style_name(p)) for p in d.paragraphs]
         n_tables = len(d.tables)
         body = d.element.body
         n_images = len(body.xpath(".//w:drawing")) + len(body.xpath(".//w:pict"))
@@ -220,7 +220,7 @@ def load_html(path: Path, data: bytes) -> list[LoadedDocument]:
     """
     parser = _HTMLText()
     try:
-        parser.feed(normalize(decode(path, data)))
+        parser.feed(normalize_nfc(decode(path, data)))
         parser.close()
     except InputError:
         raise

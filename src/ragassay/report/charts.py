@@ -30,12 +30,12 @@ FAIL_PLOT_W = 260
 # --- small formatting helpers --------------------------------------------------------
 
 
-def _e(value: Any) -> str:
+def esc(value: Any) -> str:
     """Escaped text for HTML and SVG content or attribute values."""
     return html.escape(str(value), quote=True)
 
 
-def _num(value: Any, digits: int = 3) -> str:
+def fmt_num(value: Any, digits: int = 3) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return "—" if value is None else str(value)
     return f"{value:.{digits}f}"
@@ -46,7 +46,7 @@ def _px(value: float) -> str:
     return f"{value:.1f}"
 
 
-def _is_number(value: Any) -> TypeGuard[float]:
+def is_number(value: Any) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -55,21 +55,21 @@ def _unit(value: float) -> float:
     return min(max(float(value), 0.0), 1.0)
 
 
-def _category(label: str) -> str:
+def category_of(label: str) -> str:
     return label.split(".", 1)[0]
 
 
-def _short(label: str) -> str:
+def short_label(label: str) -> str:
     return label.split(".", 1)[-1]
 
 
-def _color(category: str) -> str:
+def category_color(category: str) -> str:
     return CATEGORY_COLORS.get(category, OTHER_COLOR)
 
 
-def _ci_text(agg: dict[str, Any]) -> str:
+def ci_text(agg: dict[str, Any]) -> str:
     lo, hi = agg.get("ci_low"), agg.get("ci_high")
-    return f"[{_num(lo)}, {_num(hi)}]" if _is_number(lo) and _is_number(hi) else "—"
+    return f"[{fmt_num(lo)}, {fmt_num(hi)}]" if is_number(lo) and is_number(hi) else "—"
 
 
 # --- charts ---------------------------------------------------------------------------
@@ -86,9 +86,9 @@ def metric_chart(aggs: dict[str, dict[str, Any]], label: str) -> str:
     height = top + ROW_H * len(names) + bottom
     plot_bottom = top + ROW_H * len(names)
     out = [f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" '
-           f'height="{height}" role="img" aria-label="{_e(label)}" '
+           f'height="{height}" role="img" aria-label="{esc(label)}" '
            'font-family="system-ui, sans-serif" font-size="12">',
-           f"<title>{_e(label)}</title>"]
+           f"<title>{esc(label)}</title>"]
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
         x = _px(LABEL_W + tick * BAR_PLOT_W)
         out.append(f'<line x1="{x}" y1="{top}" x2="{x}" y2="{plot_bottom}" stroke="#d8dee4"/>')
@@ -115,29 +115,29 @@ def _metric_bar(name: str, agg: dict[str, Any], cy: float) -> str:
     lower = not higher_is_better(name)
     shown = f"{name} ↓" if lower else name
     label = (f'<text x="{LABEL_W - 8}" y="{_px(cy)}" dy="0.35em" text-anchor="end" '
-             f'fill="#1f2328">{_e(shown)}</text>')
-    if not _is_number(mean):
+             f'fill="#1f2328">{esc(shown)}</text>')
+    if not is_number(mean):
         note = f"not measured ({agg.get('missing', '?')} missing)"
-        return (f"<g><title>{_e(name)}: {_e(note)}</title>{label}"
+        return (f"<g><title>{esc(name)}: {esc(note)}</title>{label}"
                 f'<text x="{LABEL_W + 6}" y="{_px(cy)}" dy="0.35em" fill="#59636e" '
-                f'font-style="italic">{_e(note)}</text></g>')
-    tip = (f"{name}: mean {_num(mean)}, 95% CI {_ci_text(agg)}, n {agg.get('n', '—')}, "
+                f'font-style="italic">{esc(note)}</text></g>')
+    tip = (f"{name}: mean {fmt_num(mean)}, 95% CI {ci_text(agg)}, n {agg.get('n', '—')}, "
            f"missing {agg.get('missing', '—')}" + (" (lower is better)" if lower else ""))
     # A lower-is-better metric (↓) is drawn from the right end of the axis to its mean: the
     # bar ends at the mean on every row (where the whisker is), and a long bar is good.
     end = _unit(mean) * BAR_PLOT_W
     x, width = (LABEL_W + end, BAR_PLOT_W - end) if lower else (LABEL_W, end)
-    parts = [f"<g><title>{_e(tip)}</title>", label,
+    parts = [f"<g><title>{esc(tip)}</title>", label,
              f'<rect x="{_px(x) if lower else LABEL_W}" y="{_px(cy - BAR_H / 2)}" '
              f'width="{_px(width)}" height="{BAR_H}" '
              f'fill="{"#e8b98f" if lower else "#8fb8de"}"/>']
-    if _is_number(lo) and _is_number(hi):
+    if is_number(lo) and is_number(hi):
         x1, x2 = (_px(LABEL_W + _unit(v) * BAR_PLOT_W) for v in (lo, hi))
         y1, y2 = _px(cy - 5), _px(cy + 5)
         parts.append(f'<path d="M{x1} {_px(cy)}H{x2}M{x1} {y1}V{y2}M{x2} {y1}V{y2}" '
                      'stroke="#1f2328" stroke-width="1.5" fill="none"/>')
     parts.append(f'<text x="{LABEL_W + BAR_PLOT_W + 8}" y="{_px(cy)}" dy="0.35em" '
-                 f'fill="#1f2328">{_num(mean)}</text></g>')
+                 f'fill="#1f2328">{fmt_num(mean)}</text></g>')
     return "".join(parts)
 
 
@@ -161,9 +161,9 @@ def failure_chart(fired: list[tuple[str, int]], label: str) -> str:
     step = nice_step(most)
     axis_max = math.ceil(most / step) * step
     out = [f'<svg class="chart" viewBox="0 0 {width} {height}" width="{width}" '
-           f'height="{height}" role="img" aria-label="{_e(label)}" '
+           f'height="{height}" role="img" aria-label="{esc(label)}" '
            'font-family="system-ui, sans-serif" font-size="12">',
-           f"<title>{_e(label)}</title>"]
+           f"<title>{esc(label)}</title>"]
     for tick in range(0, axis_max + 1, step):
         x = _px(FAIL_LABEL_W + tick / axis_max * FAIL_PLOT_W)
         out.append(f'<line x1="{x}" y1="{top}" x2="{x}" y2="{plot_bottom}" stroke="#d8dee4"/>')
@@ -172,12 +172,12 @@ def failure_chart(fired: list[tuple[str, int]], label: str) -> str:
     for i, (name, n) in enumerate(fired):
         cy = top + i * ROW_H + ROW_H / 2
         out.append(
-            f"<g><title>{_e(name)}: {n}</title>"
+            f"<g><title>{esc(name)}: {n}</title>"
             f'<text x="{FAIL_LABEL_W - 8}" y="{_px(cy)}" dy="0.35em" text-anchor="end" '
-            f'fill="#1f2328">{_e(_short(name))}</text>'
+            f'fill="#1f2328">{esc(short_label(name))}</text>'
             f'<rect x="{FAIL_LABEL_W}" y="{_px(cy - BAR_H / 2)}" '
             f'width="{_px(n / axis_max * FAIL_PLOT_W)}" height="{BAR_H}" '
-            f'fill="{_color(_category(name))}"/>'
+            f'fill="{category_color(category_of(name))}"/>'
             f'<text x="{_px(FAIL_LABEL_W + n / axis_max * FAIL_PLOT_W + 6)}" y="{_px(cy)}" '
             f'dy="0.35em" fill="#1f2328">{n}</text></g>')
     out.append("</svg>")

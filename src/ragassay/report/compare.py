@@ -8,7 +8,7 @@ from typing import Any
 from ..errors import InputError, unknown_name
 from ..metrics.measures import canonical_name
 from ..metrics.stats import compare_paired, holm_bonferroni
-from ..runfolder import RunMetrics, RunResult, read_run
+from ..runfolder import RunMetrics, RunResult, read_run_folder
 
 
 def _per_question(run_dir: Path, result: RunResult) -> dict[str, Any]:
@@ -43,7 +43,7 @@ def read_runs(run_dirs: list[Path]) -> list[RunResult]:
     """The run folders to compare, read once (baseline first)."""
     if len(run_dirs) < 2:
         raise InputError("compare", "give at least two run folders (baseline first)")
-    return [read_run(d) for d in run_dirs]
+    return [read_run_folder(d) for d in run_dirs]
 
 
 def compare_runs(run_dirs: list[Path], *, metrics: list[str] | None = None,

@@ -17,11 +17,11 @@ from typing import Any
 from ..atomic import write_text
 from ..checks import CHECKS, verdict_text
 from ..runfolder import QuestionResult, RunResult, referenced_chunk_ids
-from .charts import _e, _num, higher_is_better
+from .charts import esc, fmt_num, higher_is_better
 from .compare import compare_runs, read_runs
 from .rows import Strings, json_script, question_row
 from .scripts import COMPARE_SCRIPT
-from .sections import _table, _totals_section
+from .sections import scroll_table, totals_section
 from .style import CSS as _CSS
 
 
@@ -70,13 +70,13 @@ def render_compare_html(run_dirs: list[Path], *, seed: int = 0) -> str:
     pairs: list[dict[str, Any]] = []
     texts: dict[str, str] = {}
     strings = Strings()
-    body = [f"<header><h1>{_e(title)}</h1>",
+    body = [f"<header><h1>{esc(title)}</h1>",
             "<p>Baseline first. Deltas are candidate − baseline with a paired bootstrap 95% "
-            f"CI over the questions both runs measured (seed {_e(seed)}); ↓ marks a metric "
+            f"CI over the questions both runs measured (seed {esc(seed)}); ↓ marks a metric "
             "where lower is better.</p></header>", _runs_section(runs, names)]
     for c_idx, cand in enumerate(runs[1:], start=1):
         rows = [c for c in result["comparisons"] if Path(c["candidate"]) == Path(run_dirs[c_idx])]
-        body.append(f'<section class="cand"><h2>{_e(names[c_idx])} vs {_e(names[0])}</h2>')
+        body.append(f'<section class="cand"><h2>{esc(names[c_idx])} vs {esc(names[0])}</h2>')
         body.append(_delta_table(rows))
         body.append(_flip_section(runs[0], cand, c_idx, names, pairs, texts, strings))
         body.append("</section>")
@@ -86,7 +86,7 @@ def render_compare_html(run_dirs: list[Path], *, seed: int = 0) -> str:
              f"<script>{COMPARE_SCRIPT}</script>"]
     return "\n".join(["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
                       '<meta name="viewport" content="width=device-width, initial-scale=1">',
-                      f"<title>{_e(title)}</title>", f"<style>{_CSS}{_COMPARE_CSS}</style>",
+                      f"<title>{esc(title)}</title>", f"<style>{_CSS}{_COMPARE_CSS}</style>",
                       "</head>", "<body>", *body, "</body>", "</html>", ""])
 
 
@@ -94,11 +94,11 @@ def _runs_section(runs: list[RunResult], names: list[str]) -> str:
     parts = ["<section><h2>Runs</h2>"]
     for name, run in zip(names, runs, strict=True):
         pipe = run.metrics.pipeline
-        parts.append(f'<div class="run" data-run="{_e(name)}"><h3><code>{_e(name)}</code> '
-                     f'<span class="nm">{_e(pipe.get("name", run.metrics.mode))}, top_k '
-                     f'{_e(pipe.get("top_k", "—"))}, {_e(pipe.get("retrieval_backend", "—"))} '
+        parts.append(f'<div class="run" data-run="{esc(name)}"><h3><code>{esc(name)}</code> '
+                     f'<span class="nm">{esc(pipe.get("name", run.metrics.mode))}, top_k '
+                     f'{esc(pipe.get("top_k", "—"))}, {esc(pipe.get("retrieval_backend", "—"))} '
                      f"retrieval, {len(run.questions)} questions</span></h3>"
-                     f"{_totals_section(run)}</div>")
+                     f"{totals_section(run)}</div>")
     parts.append("</section>")
     return "\n".join(parts)
 
@@ -119,15 +119,16 @@ def _delta_table(rows: list[dict[str, Any]]) -> str:
         p_rand = _p(c.get("p_randomization"))
         if "p_holm" in c:
             p_rand += f" (Holm {_p(c['p_holm'])})"
-        out.append(f'<tr class="delta {verdict}"><td>{_e(c["metric"])}{"" if up else " ↓"}</td>'
-                   f'<td class="num">{_num(c.get("mean_a"))}</td>'
-                   f'<td class="num">{_num(c.get("mean_b"))}</td>'
+        out.append(f'<tr class="delta {verdict}"><td>{esc(c["metric"])}{"" if up else " ↓"}</td>'
+                   f'<td class="num">{fmt_num(c.get("mean_a"))}</td>'
+                   f'<td class="num">{fmt_num(c.get("mean_b"))}</td>'
                    f'<td class="num d">{"—" if delta is None else f"{delta:+.3f}"}</td>'
-                   f'<td class="num">[{_num(lo)}, {_num(hi)}]</td>'
-                   f'<td class="num">{_e(p_rand)}</td><td class="num">{_p(c.get("p_ttest"))}</td>'
-                   f'<td class="num">{_e(c.get("wins"))}/{_e(c.get("ties"))}/{_e(c.get("losses"))}'
-                   f"</td><td>{_e(verdict or 'CI includes 0')}</td></tr>")
-    return _table(["metric", "baseline", "candidate", "Δ", "95% CI of Δ", "p (randomization)",
+                   f'<td class="num">[{fmt_num(lo)}, {fmt_num(hi)}]</td>'
+                   f'<td class="num">{esc(p_rand)}</td><td class="num">{_p(c.get("p_ttest"))}</td>'
+                   f'<td class="num">{esc(c.get("wins"))}/{esc(c.get("ties"))}/'
+                   f'{esc(c.get("losses"))}'
+                   f"</td><td>{esc(verdict or 'CI includes 0')}</td></tr>")
+    return scroll_table(["metric", "baseline", "candidate", "Δ", "95% CI of Δ", "p (randomization)",
                    "p (t-test)", "W/T/L", "reading"], out, "deltas")
 
 
@@ -143,7 +144,7 @@ def _flip_section(base: RunResult, cand: RunResult, c_idx: int, names: list[str]
         return head
     k_base, k_cand = base.totals.k, cand.totals.k
     checks = sorted({_check_label(n, k_base) for f in flipped for n, _, _ in f["changes"]})
-    opts = "".join(f'<option value="{_e(c)}">{_e(c)}</option>' for c in checks)
+    opts = "".join(f'<option value="{esc(c)}">{esc(c)}</option>' for c in checks)
     controls = (f'<p class="filters" data-cand="{c_idx}"><label>direction <select '
                 'class="f-dir"><option value="">any</option><option>pass→fail</option>'
                 '<option>fail→pass</option></select></label> <label>check <select '
@@ -166,12 +167,12 @@ def _flip_section(base: RunResult, cand: RunResult, c_idx: int, names: list[str]
         names_attr = " ".join(_check_label(n, k_base) for n, _, _ in f["changes"])
         cls = "lost" if f["direction"] == "pass→fail" else "gained"
         blocks.append(
-            f'<tbody class="flip {cls}" data-dir="{_e(f["direction"])}" '
-            f'data-checks="{_e(names_attr)}"><tr class="main"><td class="ids">'
-            f'{_e(q.question_id)}</td><td class="question">{_e(q.question)}</td>'
-            f"<td>{_e(f['direction'])}</td><td>{_e(change)}</td></tr>"
+            f'<tbody class="flip {cls}" data-dir="{esc(f["direction"])}" '
+            f'data-checks="{esc(names_attr)}"><tr class="main"><td class="ids">'
+            f'{esc(q.question_id)}</td><td class="question">{esc(q.question)}</td>'
+            f"<td>{esc(f['direction'])}</td><td>{esc(change)}</td></tr>"
             f'<tr class="more"><td></td><td colspan="3"><details data-pair="{i}"><summary>'
-            f"{_e(names[0])} | {_e(names[c_idx])}: answers, citations, retrieved chunks"
+            f"{esc(names[0])} | {esc(names[c_idx])}: answers, citations, retrieved chunks"
             '</summary><div class="side"></div></details></td></tr></tbody>')
     header = "".join(f"<th>{h}</th>" for h in ("id", "question", "direction", "change"))
     return (head + controls + f'<div class="scroll"><table class="flips"><thead><tr>{header}'

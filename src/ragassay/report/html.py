@@ -1,7 +1,7 @@
 """A self-contained HTML page for one run: metrics with CIs, failure taxonomy, questions.
 
 The page renders a :class:`~ragassay.runfolder.RunResult` (the record a run writes to its
-folder, or reads back with :func:`~ragassay.runfolder.read_run`), carries its CSS inline and
+folder, or reads back with :func:`~ragassay.runfolder.read_run_folder`), carries its CSS inline and
 draws its charts as inline SVG with our own few lines of code (:mod:`.charts`): no CDN, no
 network, so it opens from disk offline. Every piece of text from the run is escaped.
 
@@ -25,17 +25,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..atomic import write_text
-from ..runfolder import RunResult, read_run
-from .charts import _e
-from .rows import _chunks_json, _rows_json, decode_row, failing_first, json_script
+from ..runfolder import RunResult, read_run_folder
+from .charts import esc
+from .rows import chunks_json, decode_row, failing_first, json_script, rows_json
 from .scripts import SCRIPT
 from .sections import (
-    _failure_section,
-    _header_section,
-    _metric_section,
-    _questions_section,
-    _reanchored_section,
-    _totals_section,
+    failure_section,
+    header_section,
+    metric_section,
+    questions_section,
+    reanchored_section,
+    totals_section,
 )
 from .style import CSS as _CSS
 
@@ -50,15 +50,15 @@ def render_html(result: RunResult) -> str:
     metrics = result.metrics.model_dump(mode="json")
     title = f"ragassay run {result.run_id}"
     body = [
-        _header_section(metrics, result.run_id),
-        _totals_section(result),
-        _metric_section(metrics, "retrieval", "Retrieval metrics"),
-        _metric_section(metrics, "answer", "Answer metrics"),
-        _failure_section(metrics, len(result.questions)),
-        _questions_section(result),
-        _reanchored_section(metrics),
-        json_script("rows", _rows_json(result)),
-        json_script("chunks", _chunks_json(result)),
+        header_section(metrics, result.run_id),
+        totals_section(result),
+        metric_section(metrics, "retrieval", "Retrieval metrics"),
+        metric_section(metrics, "answer", "Answer metrics"),
+        failure_section(metrics, len(result.questions)),
+        questions_section(result),
+        reanchored_section(metrics),
+        json_script("rows", rows_json(result)),
+        json_script("chunks", chunks_json(result)),
         f"<script>{SCRIPT}</script>",
     ]
     return "\n".join([
@@ -67,7 +67,7 @@ def render_html(result: RunResult) -> str:
         "<head>",
         '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_e(title)}</title>",
+        f"<title>{esc(title)}</title>",
         f"<style>{_CSS}</style>",
         "</head>",
         "<body>",
@@ -82,5 +82,5 @@ def write_html(run_dir: Path, out: Path | None = None) -> Path:
     """(Re)write the report page of a run folder (default `run_dir/report.html`)
     atomically; return its path. Raises InputError naming the file (and line) when the
     run folder is missing or malformed."""
-    page = render_html(read_run(run_dir))
+    page = render_html(read_run_folder(run_dir))
     return write_text(Path(out) if out is not None else Path(run_dir) / "report.html", page)

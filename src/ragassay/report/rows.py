@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from ..runfolder import QuestionResult, RunResult
-from .charts import CATEGORY_COLORS, _e, _is_number
+from .charts import CATEGORY_COLORS, esc, is_number
 
 STATIC_ROWS = 50  # questions written as static HTML (failing first), for a page without JS
 RETRIEVED_SHOWN = 20  # retrieved chunks per question embedded in the page (k cut-off drawn)
@@ -17,7 +17,7 @@ def json_script(element_id: str, data: Any) -> str:
     ``\u003c`` (JSON allows it only inside strings), so no text closes the element or opens
     a comment (``</script>``, ``<!--``)."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
-    return f'<script type="application/json" id="{_e(element_id)}">{text}</script>'
+    return f'<script type="application/json" id="{esc(element_id)}">{text}</script>'
 
 
 def failing_first(questions: list[QuestionResult]) -> list[QuestionResult]:
@@ -26,7 +26,7 @@ def failing_first(questions: list[QuestionResult]) -> list[QuestionResult]:
 
 
 def _score(value: Any) -> float | None:
-    return round(float(value), 4) if _is_number(value) else None
+    return round(float(value), 4) if is_number(value) else None
 
 
 class Strings:
@@ -136,7 +136,7 @@ def decode_row(row: list[Any], strings: list[str]) -> dict[str, Any]:
     return r
 
 
-def _rows_json(result: RunResult) -> dict[str, Any]:
+def rows_json(result: RunResult) -> dict[str, Any]:
     k = result.totals.k
     strings = Strings()
     rows = [question_row(q, k, strings) for q in failing_first(result.questions)]
@@ -144,5 +144,5 @@ def _rows_json(result: RunResult) -> dict[str, Any]:
             "strings": strings.table, "rows": rows}
 
 
-def _chunks_json(result: RunResult) -> dict[str, str]:
+def chunks_json(result: RunResult) -> dict[str, str]:
     return result.chunk_texts

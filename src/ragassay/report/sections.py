@@ -10,15 +10,15 @@ from ..checks import verdict_text
 from ..runfolder import QuestionResult, RunResult
 from .charts import (
     CATEGORY_COLORS,
-    _category,
-    _ci_text,
-    _color,
-    _e,
-    _is_number,
-    _num,
-    _short,
+    category_color,
+    category_of,
+    ci_text,
+    esc,
     failure_chart,
+    fmt_num,
+    is_number,
     metric_chart,
+    short_label,
 )
 from .rows import STATIC_ROWS, failing_first
 
@@ -29,9 +29,9 @@ _GOLD = '<span class="gold">gold</span>'
 # --- small formatting helpers --------------------------------------------------------
 
 
-def _table(header: list[str], rows: Iterable[str], cls: str = "") -> str:
+def scroll_table(header: list[str], rows: Iterable[str], cls: str = "") -> str:
     """A table wrapped for horizontal scrolling; `rows` are ready-made `<tr>` strings."""
-    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    head = "".join(f"<th>{esc(h)}</th>" for h in header)
     klass = f' class="{cls}"' if cls else ""
     return (f'<div class="scroll"><table{klass}><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table></div>")
@@ -40,7 +40,7 @@ def _table(header: list[str], rows: Iterable[str], cls: str = "") -> str:
 # --- 1. header -----------------------------------------------------------------------
 
 
-def _header_section(m: dict[str, Any], folder: str) -> str:
+def header_section(m: dict[str, Any], folder: str) -> str:
     prov = m.get("provenance") or {}
     index = prov.get("index") or {}
     emb = index.get("embedding") or {}
@@ -68,12 +68,12 @@ def _header_section(m: dict[str, Any], folder: str) -> str:
     created = (m.get("timings") or {}).get("created_at")
     if created:
         facts.append(("created", str(created)))
-    dl = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in facts)
-    parts = [f"<header><h1>Run <code>{_e(m.get('run_id', folder))}</code></h1>",
+    dl = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in facts)
+    parts = [f"<header><h1>Run <code>{esc(m.get('run_id', folder))}</code></h1>",
              f'<dl class="facts">{dl}</dl>']
     if index.get("stale"):
         parts.append(f'<p class="warn"><strong>Warning: the index is stale</strong> — '
-                     f"{_e(index['stale'])}. Rebuild it before trusting these numbers.</p>")
+                     f"{esc(index['stale'])}. Rebuild it before trusting these numbers.</p>")
     parts.append("</header>")
     return "\n".join(parts)
 
@@ -82,35 +82,35 @@ def _header_section(m: dict[str, Any], folder: str) -> str:
 
 
 def _ms(value: Any) -> str:
-    return f"{value:,.1f} ms" if _is_number(value) else "—"
+    return f"{value:,.1f} ms" if is_number(value) else "—"
 
 
 def _tokens(value: Any) -> str:
-    return f"{int(value):,}" if _is_number(value) else "—"
+    return f"{int(value):,}" if is_number(value) else "—"
 
 
-def _totals_section(result: RunResult) -> str:
+def totals_section(result: RunResult) -> str:
     m = result.metrics
     cost = m.cost or {}
     lat = (m.timings.get("latency_ms") or {}) if isinstance(m.timings, dict) else {}
-    lat_parts = [f"{_e(stage)} p50 {_ms(v.get('p50'))} · p95 {_ms(v.get('p95'))}"
+    lat_parts = [f"{esc(stage)} p50 {_ms(v.get('p50'))} · p95 {_ms(v.get('p95'))}"
                  for stage, v in lat.items() if isinstance(v, dict)]
-    extra = [f"tokenizer {_e(cost['tokenizer'])}" if cost.get("tokenizer") else "",
-             f"{_e(cost['answerer_calls'])} answerer calls"
+    extra = [f"tokenizer {esc(cost['tokenizer'])}" if cost.get("tokenizer") else "",
+             f"{esc(cost['answerer_calls'])} answerer calls"
              if cost.get("answerer_calls") is not None else ""]
     extra_text = ", ".join(x for x in extra if x)
     cost_line = (f"prompt tokens {_tokens(cost.get('prompt_tokens'))} · completion tokens "
                  f"{_tokens(cost.get('completion_tokens'))}"
                  + (f" ({extra_text})" if extra_text else ""))
-    if _is_number(cost.get("total")):  # money only when prices are configured
+    if is_number(cost.get("total")):  # money only when prices are configured
         cost_line += f" · money {cost['total']:.4f} (at the configured prices)"
     parts = ['<section class="totals">',
-             f'<p class="line"><strong>{_e(result.totals.line())}</strong></p>',
+             f'<p class="line"><strong>{esc(result.totals.line())}</strong></p>',
              f"<p>Cost: {cost_line}</p>"]
     if lat_parts:
         parts.append(f'<p class="latency">Latency: {"; ".join(lat_parts)}</p>')
     if m.notes:
-        items = "".join(f"<li>{_e(n)}</li>" for n in m.notes)
+        items = "".join(f"<li>{esc(n)}</li>" for n in m.notes)
         parts.append(f'<div class="notes"><strong>Notes</strong><ul>{items}</ul></div>')
     parts.append("</section>")
     return "\n".join(parts)
@@ -121,22 +121,22 @@ def _totals_section(result: RunResult) -> str:
 
 def _metric_row(name: str, agg: dict[str, Any]) -> str:
     mean = agg.get("mean")
-    mean_cell = (f'<td class="num">{_num(mean)}</td>' if _is_number(mean)
+    mean_cell = (f'<td class="num">{fmt_num(mean)}</td>' if is_number(mean)
                  else '<td class="num nm">not measured</td>')
-    return (f"<tr><td>{_e(name)}</td>{mean_cell}<td class=\"num\">{_e(_ci_text(agg))}</td>"
-            f'<td class="num">{_e(agg.get("n", "—"))}</td>'
-            f'<td class="num">{_e(agg.get("missing", "—"))}</td></tr>')
+    return (f"<tr><td>{esc(name)}</td>{mean_cell}<td class=\"num\">{esc(ci_text(agg))}</td>"
+            f'<td class="num">{esc(agg.get("n", "—"))}</td>'
+            f'<td class="num">{esc(agg.get("missing", "—"))}</td></tr>')
 
 
-def _metric_section(m: dict[str, Any], group: str, title: str) -> str:
+def metric_section(m: dict[str, Any], group: str, title: str) -> str:
     aggs = {str(k): v if isinstance(v, dict) else {} for k, v in m[group].items()}
-    head = f"<section><h2>{_e(title)}</h2>"
+    head = f"<section><h2>{esc(title)}</h2>"
     if not aggs:
-        return head + f"<p>No {_e(group)} metrics configured.</p></section>"
-    table = _table(["metric", "mean", "95% CI", "n", "missing"],
+        return head + f"<p>No {esc(group)} metrics configured.</p></section>"
+    table = scroll_table(["metric", "mean", "95% CI", "n", "missing"],
                    (_metric_row(name, agg) for name, agg in aggs.items()), "metrics")
-    unmeasured = [f"{_e(n)} ({_e(a.get('missing', '?'))} missing)" for n, a in aggs.items()
-                  if not _is_number(a.get("mean"))]
+    unmeasured = [f"{esc(n)} ({esc(a.get('missing', '?'))} missing)" for n, a in aggs.items()
+                  if not is_number(a.get("mean"))]
     note = (f'<p class="nm">Not measured: {", ".join(unmeasured)}.</p>' if unmeasured else "")
     chart = metric_chart(aggs, f"{title}: means with bootstrap 95% CI")
     return f'{head}<div class="pair"><div>{table}{note}</div><div>{chart}</div></div></section>'
@@ -148,11 +148,11 @@ def _metric_section(m: dict[str, Any], group: str, title: str) -> str:
 def _fired_labels(counts: dict[str, Any]) -> list[tuple[str, int]]:
     """Labels with a count > 0, grouped by category (known order first), file order within."""
     known = list(CATEGORY_COLORS)
-    fired = [(label, int(n)) for label, n in counts.items() if _is_number(n) and int(n) > 0]
+    fired = [(label, int(n)) for label, n in counts.items() if is_number(n) and int(n) > 0]
 
     def key(item: tuple[int, tuple[str, int]]) -> tuple[int, str, int]:
         pos, (label, _) = item
-        cat = _category(label)
+        cat = category_of(label)
         return (known.index(cat) if cat in known else len(known), cat, pos)
 
     return [item for _, item in sorted(enumerate(fired), key=key)]
@@ -160,22 +160,23 @@ def _fired_labels(counts: dict[str, Any]) -> list[tuple[str, int]]:
 
 def _legend(counts: dict[str, Any], by_category: dict[str, Any]) -> str:
     # The five known categories always, then any other prefix in the order it appears.
-    cats = list(dict.fromkeys([*CATEGORY_COLORS, *(_category(lbl) for lbl in counts)]))
-    items = [f'<span class="legend-item"><span class="swatch" style="background:{_color(c)}">'
-             f"</span>{_e(c.removesuffix('_failure'))} ({_e(by_category.get(c, 0))})</span>"
+    cats = list(dict.fromkeys([*CATEGORY_COLORS, *(category_of(lbl) for lbl in counts)]))
+    items = [f'<span class="legend-item"><span class="swatch" '
+             f'style="background:{category_color(c)}">'
+             f"</span>{esc(c.removesuffix('_failure'))} ({esc(by_category.get(c, 0))})</span>"
              for c in cats]
     return f'<p class="legend">{"".join(items)}</p>'
 
 
-def _failure_section(m: dict[str, Any], n_questions: int) -> str:
+def failure_section(m: dict[str, Any], n_questions: int) -> str:
     failures = m.get("failures") or {}
     counts = failures.get("counts") or {}
     fired = _fired_labels(counts)
     with_failures = failures.get("questions_with_failures", "—")
     total_q = (m.get("counts") or {}).get("questions", n_questions)
     parts = ["<section><h2>Failure taxonomy</h2>",
-             f"<p><strong>{len(fired)} of {len(counts)} labels fired</strong>; {_e(with_failures)}"
-             f" of {_e(total_q)} questions have at least one failure. Bars count questions per "
+             f"<p><strong>{len(fired)} of {len(counts)} labels fired</strong>; {esc(with_failures)}"
+             f" of {esc(total_q)} questions have at least one failure. Bars count questions per "
              "label.</p>"]
     if fired:
         parts.append(_legend(counts, failures.get("by_category") or {}))
@@ -184,7 +185,8 @@ def _failure_section(m: dict[str, Any], n_questions: int) -> str:
         parts.append("<p>No failure detected.</p>")
     unobservable = failures.get("unobservable") or {}
     if unobservable:
-        items = "".join(f"<li><code>{_e(k)}</code>: {_e(v)}</li>" for k, v in unobservable.items())
+        items = "".join(f"<li><code>{esc(k)}</code>: {esc(v)}</li>"
+                        for k, v in unobservable.items())
         parts.append(f'<p class="nm">Labels that cannot fire in this run:</p><ul class="nm">'
                      f"{items}</ul>")
     parts.append("</section>")
@@ -210,18 +212,19 @@ def _grounded_text(q: QuestionResult) -> str:
 def _label_tags(labels: list[Any]) -> str:
     if not labels:
         return "—"
-    return "".join(f'<span class="tag" style="border-color:{_color(_category(str(lbl)))}" '
-                   f'title="{_e(lbl)}">{_e(_short(str(lbl)))}</span>' for lbl in labels)
+    return "".join(f'<span class="tag" '
+                   f'style="border-color:{category_color(category_of(str(lbl)))}" '
+                   f'title="{esc(lbl)}">{esc(short_label(str(lbl)))}</span>' for lbl in labels)
 
 
 def _question_block(q: QuestionResult) -> str:
     labels = list(q.failures)
     cls = "q fail" if labels else "q"
-    main = (f'<tr class="main"><td class="ids">{_e(q.question_id)}</td>'
-            f'<td class="question">{_e(q.question)}</td>'
-            f'<td class="num">{_e(_rank_text(q.retrieval.get("rank")))}</td>'
-            f"<td>{_e(verdict_text(q.checks.found))}</td><td>{_e(_grounded_text(q))}</td>"
-            f"<td>{_e(verdict_text(q.checks.right))}</td><td>{_label_tags(labels)}</td></tr>")
+    main = (f'<tr class="main"><td class="ids">{esc(q.question_id)}</td>'
+            f'<td class="question">{esc(q.question)}</td>'
+            f'<td class="num">{esc(_rank_text(q.retrieval.get("rank")))}</td>'
+            f"<td>{esc(verdict_text(q.checks.found))}</td><td>{esc(_grounded_text(q))}</td>"
+            f"<td>{esc(verdict_text(q.checks.right))}</td><td>{_label_tags(labels)}</td></tr>")
     more = (f'<tr class="more"><td></td><td colspan="6"><details><summary>answer, citations, '
             f"retrieved chunks, failure evidence</summary>{_question_details(q)}</details>"
             "</td></tr>")
@@ -230,16 +233,16 @@ def _question_block(q: QuestionResult) -> str:
 
 def _question_details(q: QuestionResult) -> str:
     if q.answer is None:
-        parts = [f'<h4>Not measured</h4><p class="nm">{_e(q.not_measured or "—")}</p>']
+        parts = [f'<h4>Not measured</h4><p class="nm">{esc(q.not_measured or "—")}</p>']
     else:
-        parts = [f'<h4>Answer <span class="nm">({_e(q.answer.status)})</span></h4>',
-                 f'<p class="answer">{_e(q.answer.text or "—")}</p>',
+        parts = [f'<h4>Answer <span class="nm">({esc(q.answer.status)})</span></h4>',
+                 f'<p class="answer">{esc(q.answer.text or "—")}</p>',
                  "<h4>Citations</h4>",
                  _citations([c.model_dump() for c in q.answer.citations], q.gold_chunk_ids)]
     parts += [_retrieved_table(q), _gold_line(q)]
     if q.failures:
         pretty = json.dumps(q.failures, ensure_ascii=False, indent=2)
-        parts.append(f"<h4>Failure evidence</h4><pre>{_e(pretty)}</pre>")
+        parts.append(f"<h4>Failure evidence</h4><pre>{esc(pretty)}</pre>")
     return f'<div class="detail">{"".join(parts)}</div>'
 
 
@@ -250,9 +253,9 @@ def _citations(citations: list[Any], gold_ids: list[str]) -> str:
     for c in citations:
         c = c if isinstance(c, dict) else {"chunk_id": c}
         cid = str(c.get("chunk_id", "—"))
-        page = f", page {_e(c['page'])}" if c.get("page") is not None else ""
+        page = f", page {esc(c['page'])}" if c.get("page") is not None else ""
         gold = f" {_GOLD}" if cid in gold_ids else ""
-        items.append(f'<li><span class="ids">{_e(cid)}</span>{page}{gold}</li>')
+        items.append(f'<li><span class="ids">{esc(cid)}</span>{page}{gold}</li>')
     return f"<ul>{''.join(items)}</ul>"
 
 
@@ -260,28 +263,28 @@ def _retrieved_table(q: QuestionResult) -> str:
     if not q.retrieved:
         return '<h4>Retrieved</h4><p class="nm">no retrieved chunks recorded</p>'
     shown = q.retrieved[:MAX_CHUNKS_SHOWN]
-    rows = (f'<tr><td class="num">{_e(h.rank)}</td><td class="ids">{_e(h.chunk_id)}</td>'
-            f'<td class="num">{_e(_num(h.score, 4))}</td>'
+    rows = (f'<tr><td class="num">{esc(h.rank)}</td><td class="ids">{esc(h.chunk_id)}</td>'
+            f'<td class="num">{esc(fmt_num(h.score, 4))}</td>'
             f"<td>{_GOLD if h.gold else ''}</td></tr>" for h in shown)
     title = f"<h4>Retrieved (top {len(shown)} of {len(q.retrieved)})</h4>"
-    return title + _table(["rank", "chunk", "score", ""], rows, "chunks")
+    return title + scroll_table(["rank", "chunk", "score", ""], rows, "chunks")
 
 
 def _gold_line(q: QuestionResult) -> str:
     if not q.gold_chunk_ids:
         return '<p class="nm">No gold chunk for this question.</p>'
     ranks = q.gold_rank_in_index
-    items = [f'<span class="ids">{_e(cid)}</span>'
-             + (f" (rank {_e(ranks[cid])} in the whole index)" if cid in ranks else "")
+    items = [f'<span class="ids">{esc(cid)}</span>'
+             + (f" (rank {esc(ranks[cid])} in the whole index)" if cid in ranks else "")
              for cid in q.gold_chunk_ids]
     return f"<p>Gold: {'; '.join(items)}</p>"
 
 
-def _questions_section(result: RunResult) -> str:
+def questions_section(result: RunResult) -> str:
     totals = result.totals
     header = ["id", "question", "rank", f"found@{totals.k}", "grounded", "right",
               "failure labels"]
-    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    head = "".join(f"<th>{esc(h)}</th>" for h in header)
     ordered = failing_first(result.questions)
     static = ordered[:STATIC_ROWS]
     blocks = "".join(_question_block(q) for q in static)
@@ -291,7 +294,7 @@ def _questions_section(result: RunResult) -> str:
             f"are shown; {rest} more are listed with JavaScript on (or read answers.jsonl).</p>"
             if rest else "")
     return ('<section id="questions"><h2>Questions</h2>'
-            f"<p><strong>{_e(totals.line())}</strong></p>"
+            f"<p><strong>{esc(totals.line())}</strong></p>"
             f"<p>{len(result.questions)} questions; {n_fail} with failures (highlighted, listed "
             "first). Rank is the position of the first gold chunk among the retrieved (absent: "
             "none retrieved; —: no gold). Open a row for its answer, citations, chunks and "
@@ -305,16 +308,16 @@ def _questions_section(result: RunResult) -> str:
 # --- 5. re-anchored gold -------------------------------------------------------------
 
 
-def _reanchored_section(m: dict[str, Any]) -> str:
+def reanchored_section(m: dict[str, Any]) -> str:
     """The gold audit of the run (``metrics.json`` → ``gold``), as ``summary.md`` has it."""
     from .summary import GOLD_HEADER, GOLD_TITLE, gold_line, gold_rows
 
     gold = m.get("gold") or {}
     moved = [x for x in gold.get("reanchored") or [] if isinstance(x, dict)]
     ids = {"question", "label", "labelled chunk", "gold now"}
-    rows = ("<tr>" + "".join(f'<td class="ids">{_e(cell)}</td>' if name in ids
-                             else f"<td>{_e(cell)}</td>"
+    rows = ("<tr>" + "".join(f'<td class="ids">{esc(cell)}</td>' if name in ids
+                             else f"<td>{esc(cell)}</td>"
                              for name, cell in zip(GOLD_HEADER, row, strict=True)) + "</tr>"
             for row in gold_rows(moved))
-    return (f'<section id="gold"><h2>{_e(GOLD_TITLE)}</h2><p>{_e(gold_line(gold))}</p>'
-            + (_table(GOLD_HEADER, rows) if moved else "") + "</section>")
+    return (f'<section id="gold"><h2>{esc(GOLD_TITLE)}</h2><p>{esc(gold_line(gold))}</p>'
+            + (scroll_table(GOLD_HEADER, rows) if moved else "") + "</section>")

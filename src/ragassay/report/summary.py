@@ -160,7 +160,8 @@ def render_summary_md(result: RunResult) -> str:
     parts += [
         "",
         f"{metrics.failures['questions_with_failures']} of {counts.questions} questions "
-        "have at least one failure; all 24 labels are counted in `metrics.json`.",
+        f"have at least one failure; all {len(metrics.failures['counts'])} labels are counted "
+        "in `metrics.json`.",
         "",
     ]
     if metrics.not_applicable:

@@ -36,15 +36,15 @@ _DATE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(rf"(?<!\d)(?P<d>\d{{1,2}})(?:st|nd|rd|th)?[ \t]+(?:of[ \t]+)?"
                 rf"(?P<m>{_EN_MONTH_ALT})\b(?:,?[ \t]+(?P<y>\d{{4}})\b)?"),
 )
-_TIME_RE = re.compile(r"(?<![\d:.])([01]?\d|2[0-4]):([0-5]\d)(?::[0-5]\d)?(?![\d:])")
-_KO_CLOCK_RE = re.compile(r"(?<![\d.,])(\d{1,2})시(?!간)(?:[ \t]*(\d{1,2})분)?")
+TIME_RE = re.compile(r"(?<![\d:.])([01]?\d|2[0-4]):([0-5]\d)(?::[0-5]\d)?(?![\d:])")
+KO_CLOCK_RE = re.compile(r"(?<![\d.,])(\d{1,2})시(?!간)(?:[ \t]*(\d{1,2})분)?")
 
 
 def _month_number(name: str) -> int:
     return _DE_MONTHS.get(name) or _EN_MONTHS.get(name.rstrip("."), 0)
 
 
-def _dates(text: str) -> Iterator[Quantity]:
+def find_dates(text: str) -> Iterator[Quantity]:
     for pattern in _DATE_PATTERNS:
         for m in pattern.finditer(text):
             parts = m.groupdict()

@@ -10,11 +10,11 @@ from decimal import Decimal
 from functools import lru_cache
 
 from ...text import guess_language
-from .dates import _KO_CLOCK_RE, _TIME_RE, _dates
-from .numerals import _NUMERAL_RE, _numeral_quantity
+from .dates import KO_CLOCK_RE, TIME_RE, find_dates
+from .numerals import NUMERAL_RE, numeral_quantity
 from .quantity import DATE, TIME, Quantity
-from .units import _HANGUL_RUN, _is_ko_tail
-from .words import _word_quantities
+from .units import HANGUL_RUN, is_ko_tail
+from .words import word_quantities
 
 # --- masks ----------------------------------------------------------------------------
 
@@ -71,14 +71,14 @@ def _extract(original: str) -> tuple[Quantity, ...]:
             found.append(q)
 
     # the longest date wins where patterns overlap ("1 July 2026" over "July 2026")
-    for q in sorted(_dates(text), key=lambda q: (q.span[0] - q.span[1], q.span[0])):
+    for q in sorted(find_dates(text), key=lambda q: (q.span[0] - q.span[1], q.span[0])):
         add(q)
-    for m in _TIME_RE.finditer(text):
+    for m in TIME_RE.finditer(text):
         add(Quantity(Decimal(int(m.group(1)) * 100 + int(m.group(2))), TIME, m.group(),
                      m.span()))
-    for m in _KO_CLOCK_RE.finditer(text):
-        tail = _HANGUL_RUN.match(text, m.end())
-        if not _is_ko_tail(tail.group() if tail else ""):
+    for m in KO_CLOCK_RE.finditer(text):
+        tail = HANGUL_RUN.match(text, m.end())
+        if not is_ko_tail(tail.group() if tail else ""):
             continue  # "3시스템" is no clock time
         add(Quantity(Decimal(int(m.group(1)) * 100 + int(m.group(2) or 0)), TIME, m.group(),
                      m.span()))
@@ -86,14 +86,14 @@ def _extract(original: str) -> tuple[Quantity, ...]:
         for m in pattern.finditer(text):
             if taken.free(*m.span()):
                 taken.take(*m.span())
-    for m in _NUMERAL_RE.finditer(text):
+    for m in NUMERAL_RE.finditer(text):
         if taken.free(*m.span()):
-            numeral = _numeral_quantity(text, m, lang)
+            numeral = numeral_quantity(text, m, lang)
             if numeral is not None:
                 add(numeral)
             else:
                 taken.take(*m.span())
-    for q in _word_quantities(text):
+    for q in word_quantities(text):
         add(q)
     found.sort(key=lambda q: q.span)
     return tuple(replace(q, raw=original[q.span[0]:q.span[1]])

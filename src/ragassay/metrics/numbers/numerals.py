@@ -6,11 +6,11 @@ import re
 from decimal import Decimal
 
 from .quantity import TIME, Quantity
-from .units import _PREFIX_CURRENCY_RE, _PREFIX_FAMILY, _match_unit
+from .units import PREFIX_CURRENCY_RE, PREFIX_FAMILY, match_unit
 
 # --- numerals -------------------------------------------------------------------------
 
-_NUMERAL_RE = re.compile(r"(?<![^\W\uac00-\ud7a3]|[.,])\d+(?:[.,]\d+)*")
+NUMERAL_RE = re.compile(r"(?<![^\W\uac00-\ud7a3]|[.,])\d+(?:[.,]\d+)*")
 
 
 def parse_numeral(s: str, lang: str = "en") -> tuple[Decimal, tuple[Decimal, ...]] | None:
@@ -105,12 +105,12 @@ def _numeral_at(text: str, m: re.Match[str], lang: str) -> tuple[Decimal, tuple[
 _LATIN_LETTERS = re.compile(r"[A-Za-z\u00c0-\u024f]+")
 
 
-def _numeral_quantity(text: str, m: re.Match[str], lang: str) -> Quantity | None:
+def numeral_quantity(text: str, m: re.Match[str], lang: str) -> Quantity | None:
     parsed = _numeral_at(text, m, lang)
     if parsed is None:
         return None
     value, alts, end = parsed
-    unit, unit_end = _match_unit(text, end)
+    unit, unit_end = match_unit(text, end)
     if unit is None and end == m.end():
         glued = _LATIN_LETTERS.match(text, end)
         if glued:  # "2FA", "5G", "1st": an identifier or ordinal, not a quantity
@@ -121,8 +121,8 @@ def _numeral_quantity(text: str, m: re.Match[str], lang: str) -> Quantity | None
     start = m.start()
     if unit is None:
         window = text[max(0, start - 4) : start]
-        pre = _PREFIX_CURRENCY_RE.search(window)
+        pre = PREFIX_CURRENCY_RE.search(window)
         if pre:
-            unit, start = _PREFIX_FAMILY[pre.group(1)], start - len(window) + pre.start()
+            unit, start = PREFIX_FAMILY[pre.group(1)], start - len(window) + pre.start()
     end = unit_end if unit_end > end else end
     return Quantity(value, unit, text[start:end], (start, end), alts)

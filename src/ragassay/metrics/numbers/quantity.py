@@ -31,6 +31,6 @@ class Quantity:
         return (self.value, *self.alternatives)
 
 
-def _date_parts(value: Decimal) -> tuple[int, int, int]:
+def date_parts(value: Decimal) -> tuple[int, int, int]:
     v = int(value)
     return v // 10000, v // 100 % 100, v % 100

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import Decimal
 
-from .quantity import DATE, TIME, Quantity, _date_parts
+from .quantity import DATE, TIME, Quantity, date_parts
 
 # --- support --------------------------------------------------------------------------
 
@@ -14,7 +14,7 @@ def _date_covers(source: Decimal, answer: Decimal) -> bool:
     """An answer date is covered by a source date when every part it names matches; a year
     the source does not name is not held against it (``7월 1일`` in a 2026 schedule)."""
     matched = False
-    for i, (s, a) in enumerate(zip(_date_parts(source), _date_parts(answer), strict=True)):
+    for i, (s, a) in enumerate(zip(date_parts(source), date_parts(answer), strict=True)):
         if a == 0:
             continue
         if s == a:
@@ -30,7 +30,7 @@ def _supports(src: Quantity, q: Quantity) -> bool:
     if q.unit == TIME or src.unit == TIME:
         return q.unit == src.unit and q.value == src.value
     if src.unit == DATE:  # "2026" or "7" as a part of a source date
-        return q.unit is None and any(Decimal(p) == v for p in _date_parts(src.value) if p
+        return q.unit is None and any(Decimal(p) == v for p in date_parts(src.value) if p
                                       for v in q.values)
     # An ambiguous answer numeral ("1.000") may match any reading of the source's; an
     # unambiguous one must equal the source's primary reading ("1" is not in "1.000 Euro").

@@ -66,8 +66,8 @@ _LATIN_UNIT_RE = re.compile(
 )
 _KO_UNIT_LIST = sorted(_KO_UNITS, key=lambda w: (-len(w), w))
 _SYMBOL_LIST = sorted(_SYMBOL_UNITS, key=lambda w: (-len(w), w))
-_PREFIX_CURRENCY_RE = re.compile(r"(€|\$|₩|£|EUR|USD|KRW)[ \t]?$")
-_PREFIX_FAMILY = {"€": "eur", "$": "usd", "₩": "krw", "£": "gbp", "EUR": "eur", "USD": "usd",
+PREFIX_CURRENCY_RE = re.compile(r"(€|\$|₩|£|EUR|USD|KRW)[ \t]?$")
+PREFIX_FAMILY = {"€": "eur", "$": "usd", "₩": "krw", "£": "gbp", "EUR": "eur", "USD": "usd",
                   "KRW": "krw"}
 
 # Words that may follow a Korean unit after a space-separated number ("3 개월간", "3 일 이내"):
@@ -77,7 +77,7 @@ _KO_TAILS = tuple(sorted(set(KO_SUFFIXES) | set(
 ), key=lambda s: (-len(s), s)))
 
 
-def _is_ko_tail(rest: str) -> bool:
+def is_ko_tail(rest: str) -> bool:
     """Whether ``rest`` (a Hangul run) is only particles/postpositions (or empty)."""
     while rest:
         for tail in _KO_TAILS:
@@ -89,16 +89,16 @@ def _is_ko_tail(rest: str) -> bool:
     return True
 
 
-_HANGUL_RUN = re.compile(r"[\uac00-\ud7a3]*")
+HANGUL_RUN = re.compile(r"[\uac00-\ud7a3]*")
 
 
-_GAP_RE = re.compile(r"[ \t\u00a0]*")
+GAP_RE = re.compile(r"[ \t\u00a0]*")
 
 
-def _match_unit(text: str, pos: int) -> tuple[str | None, int]:
+def match_unit(text: str, pos: int) -> tuple[str | None, int]:
     """The unit family starting at ``pos`` (after optional blanks or a hyphen) and the
     end of the unit, or ``(None, pos)``."""
-    gap = _GAP_RE.match(text, pos)
+    gap = GAP_RE.match(text, pos)
     gap_end = gap.end() if gap else pos
     spaced = gap_end > pos
     for sym in _SYMBOL_LIST:
@@ -107,8 +107,8 @@ def _match_unit(text: str, pos: int) -> tuple[str | None, int]:
     for word in _KO_UNIT_LIST:
         if text.startswith(word, gap_end):
             end = gap_end + len(word)
-            tail = _HANGUL_RUN.match(text, end)
-            if not spaced or _is_ko_tail(tail.group() if tail else ""):
+            tail = HANGUL_RUN.match(text, end)
+            if not spaced or is_ko_tail(tail.group() if tail else ""):
                 return _KO_UNITS[word], end
             break
     start = gap_end

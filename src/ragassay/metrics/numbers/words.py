@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 from .quantity import TIME, Quantity
-from .units import _GAP_RE, _HANGUL_RUN, _is_ko_tail, _match_unit
+from .units import GAP_RE, HANGUL_RUN, is_ko_tail, match_unit
 
 # --- number words ---------------------------------------------------------------------
 
@@ -112,19 +112,19 @@ def _sino_value(word: str) -> int | None:
 def _counter_at(text: str, pos: int, counters: dict[str, str],
                 allow_space: bool = True) -> tuple[str, int] | None:
     """A Korean counter at ``pos`` (attached, or after blanks) followed only by particles."""
-    gap = _GAP_RE.match(text, pos)
+    gap = GAP_RE.match(text, pos)
     start = gap.end() if (gap and allow_space) else pos
     for word in sorted(counters, key=lambda w: (-len(w), w)):
         if text.startswith(word, start):
             end = start + len(word)
-            tail = _HANGUL_RUN.match(text, end)
-            if _is_ko_tail(tail.group() if tail else ""):
+            tail = HANGUL_RUN.match(text, end)
+            if is_ko_tail(tail.group() if tail else ""):
                 return counters[word], end
     return None
 
 
 
-def _word_quantities(text: str) -> Iterator[Quantity]:
+def word_quantities(text: str) -> Iterator[Quantity]:
     """German, English and Korean number words; articles and Korean native numerals only
     with a unit after them."""
     for m in _EN_RUN_RE.finditer(text):
@@ -149,7 +149,7 @@ def _word_quantities(text: str) -> Iterator[Quantity]:
 
 def _word_quantity(text: str, start: int, end: int, value: int,
                    needs_unit: bool) -> Quantity | None:
-    unit, unit_end = _match_unit(text, end)
+    unit, unit_end = match_unit(text, end)
     if unit is None and needs_unit:
         return None
     if unit == TIME:  # "neun Uhr"
@@ -162,7 +162,7 @@ def _korean_words(text: str, start: int, end: int) -> Iterator[Quantity]:
     """Korean number words at the start of the Hangul run ``text[start:end]``."""
     run = text[start:end]
     for word, days in _KO_DAY_WORDS.items():
-        if run.startswith(word) and _is_ko_tail(run[len(word):]):
+        if run.startswith(word) and is_ko_tail(run[len(word):]):
             stop = start + len(word)
             yield Quantity(Decimal(days), "day", text[start:stop], (start, stop))
             return
@@ -184,7 +184,7 @@ def _korean_words(text: str, start: int, end: int) -> Iterator[Quantity]:
             continue
         rest = run[n:]
         attached = next((u for u in _SINO_ATTACHED if rest.startswith(u)), None)
-        if attached and _is_ko_tail(rest[len(attached):]):
+        if attached and is_ko_tail(rest[len(attached):]):
             stop = start + n + len(attached)
             yield Quantity(Decimal(parsed), _SINO_SPACED[attached], text[start:stop],
                            (start, stop))

@@ -1,0 +1,77 @@
+"""The detector registry: a failure label is one decorated function.
+
+    @detects("retrieval_failure")
+    def gold_evidence_not_in_top_k(case: Case, cfg: DiagnoseConfig) -> dict | None: ...
+
+registers the detector of ``retrieval_failure.gold_evidence_not_in_top_k``: the label is the
+category and the function's name, written once. A label no detector can fire is registered
+with :func:`unobservable` and its reason (it is counted, always 0, so the schema stays
+whole). Everything else is derived: :func:`labels` (the taxonomy in order: the categories in
+:data:`CATEGORIES` order, then any new category in the order it was first registered; within
+a category, the order of registration, i.e. of definition in its module), the counts in
+``metrics.json``, the summary's "all N labels".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..config import DiagnoseConfig
+from .case import Case
+
+Detector = Callable[[Case, DiagnoseConfig], "dict[str, Any] | None"]
+
+CATEGORIES = ("retrieval_failure", "parsing_failure", "citation_failure", "answer_failure",
+              "evaluation_failure")
+
+DETECTORS: dict[str, Detector] = {}  # label → detector, in registration order
+UNOBSERVABLE: dict[str, str] = {}  # label → why no detector can fire it
+_ORDER: list[str] = []  # every label, in registration order
+
+
+def _add(label: str) -> None:
+    category, dot, name = label.partition(".")
+    if not (dot and category and name) or "." in name:
+        raise ValueError(f"failure label {label!r}: expected 'category.name'")
+    if label in _ORDER:
+        raise ValueError(f"failure label {label!r} is registered twice")
+    _ORDER.append(label)
+
+
+def detects(category: str, *, name: str | None = None) -> Callable[[Detector], Detector]:
+    """Register the decorated function as the detector of ``category.<its name>`` (or
+    ``category.name``). A detector returns the evidence that triggered it (a JSON-able
+    dict), or None. A label registered twice raises :class:`ValueError`."""
+    def register(fn: Detector) -> Detector:
+        label = f"{category}.{name or getattr(fn, '__name__', '')}"
+        _add(label)
+        DETECTORS[label] = fn
+        return fn
+    return register
+
+
+def unobservable(label: str, reason: str) -> None:
+    """Register a label no detector can fire, with the reason (shown in reports)."""
+    _add(label)
+    UNOBSERVABLE[label] = reason
+
+
+def unregister(label: str) -> None:
+    """Remove a label (a detector or an unobservable one) registered at run time."""
+    _ORDER.remove(label)
+    DETECTORS.pop(label, None)
+    UNOBSERVABLE.pop(label, None)
+
+
+def labels() -> tuple[str, ...]:
+    """Every registered label, in taxonomy order (see the module docstring)."""
+    cats = list(CATEGORIES) + [c for c in dict.fromkeys(lb.split(".", 1)[0] for lb in _ORDER)
+                               if c not in CATEGORIES]
+    rank = {c: i for i, c in enumerate(cats)}
+    return tuple(sorted(_ORDER, key=lambda lb: rank[lb.split(".", 1)[0]]))  # stable
+
+
+def labels_of(category: str) -> tuple[str, ...]:
+    """The labels of one category, in taxonomy order."""
+    return tuple(lb for lb in labels() if lb.split(".", 1)[0] == category)
