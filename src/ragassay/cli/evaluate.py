@@ -148,7 +148,7 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
     no_prediction = [q.question_id for q in result.questions if q.not_measured == NO_PREDICTION]
     failed = counts.answerer_errors + len(no_prediction)
     gate_result = None
-    if apply_gate and not failed:
+    if apply_gate and not counts.answerer_errors:  # the gate judges missing predictions
         gate_result = gate_run(run_dir, None, config, None, None,
                             lines_to=consoles.err if as_json else consoles.out)
     if as_json:
@@ -166,10 +166,11 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
         consoles.err.print(f"[red]error:[/] {counts.answerer_errors} questions not measured "
                            f"(answers.jsonl, not_measured), e.g. {literal(first)}; their "
                            "retrieval is measured; rerun to resume from the cache")
+    if gate_result is not None and not counts.answerer_errors:
+        # --gate: its verdict, which counts questions not measured (allow_missing)
+        raise typer.Exit(GATE_FAILED if not gate_result.passed else 0)
     if failed:
         raise typer.Exit(NOT_MEASURED)
-    if gate_result is not None and not gate_result.passed:
-        raise typer.Exit(GATE_FAILED)
 
 
 def sweep(config: ConfigOpt,
