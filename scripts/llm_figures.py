@@ -157,7 +157,7 @@ def main() -> None:
     try:
         xllamacpp_version = version("xllamacpp")
     except PackageNotFoundError:
-        raise SystemExit("xllamacpp is not installed: pip install 'ragassay[llm-local]'") from None
+        raise SystemExit("xllamacpp is not installed: pip install -e '.[llm-local]'") from None
     record: dict[str, Any] = {
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "machine": {"cores": os.cpu_count(), "python": platform.python_version(),

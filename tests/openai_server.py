@@ -178,6 +178,7 @@ class Scripted:
     delay_s: float = 0.0              # wait this long before answering (to cause timeouts)
     malformed: str | None = None      # "not_json" | "no_choices" | "no_content"
     no_usage: bool = False            # answer normally but leave out ``usage``
+    usage: dict[str, Any] | None = None  # answer normally with this ``usage`` object
     reply: str | None = None          # answer with this text (a recorded real reply)
 
 
@@ -330,6 +331,8 @@ class _Handler(BaseHTTPRequestHandler):
             reply["usage"] = {"prompt_tokens": prompt_words,
                               "completion_tokens": len(text.split()),
                               "total_tokens": prompt_words + len(text.split())}
+            if script.usage is not None:
+                reply["usage"] = script.usage
         self._send(200, reply)
 
     def _embeddings(self, body: dict[str, Any], script: Scripted) -> None:

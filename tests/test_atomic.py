@@ -205,7 +205,7 @@ def test_the_two_rename_swap_is_rolled_forward_once_the_new_folder_is_complete(
     assert isinstance(raised, Crash)
     assert not dest.exists()
     kinds = sorted(name.split(".")[2].split("-")[0] for name in hidden(tmp_path))
-    assert kinds == ["old", "swap", "tmp"]
+    assert kinds == ["lock", "old", "swap", "tmp"]  # the lock: its holder was killed
     monkeypatch.setattr(atomic, "_pid_alive", lambda pid: False)
     messages = recover(dest)
     assert files_of(dest) == NEW
@@ -374,7 +374,7 @@ def test_renameat2_exchanges_two_folders(tmp_path: Path) -> None:
 @pytest.mark.parametrize("err", [errno.ENOSYS, errno.EINVAL])
 def test_a_filesystem_without_exchange_gets_the_two_rename_swap(
         err: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def unsupported(a: bytes, b: bytes) -> int:
+    def unsupported(a: bytes, b: bytes, flags: int) -> int:
         ctypes.set_errno(err)
         return -1
 
@@ -388,7 +388,11 @@ def test_a_filesystem_without_exchange_gets_the_two_rename_swap(
 
 def test_another_exchange_error_keeps_the_old_folder(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(a: bytes, b: bytes) -> int:
+    real = atomic._renameat2()
+
+    def broken(a: bytes, b: bytes, flags: int) -> int:
+        if flags != 2 and real is not None:  # the first write's RENAME_NOREPLACE works
+            return real(a, b, flags)
         ctypes.set_errno(errno.EIO)
         return -1
 
@@ -508,4 +512,77 @@ def test_a_streamed_file_is_part_of_the_folder_and_an_error_leaves_no_folder(
     with pytest.raises(OSError, match="No space"):
         write_folder(tmp_path / "other", fail_midway)
     assert not (tmp_path / "other").exists()
+    assert hidden(tmp_path) == []
+
+
+# --- two writers of one destination ---------------------------------------------------------
+
+EXAMPLE = ROOT / "examples" / "shop_faq_de"
+HOLD = """
+import sys
+from ragassay.targets import claim
+with claim(sys.argv[1]):
+    print("held", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def _run(root: Path, run_id: str) -> list[str]:
+    return [sys.executable, "-m", "ragassay", "run", "-c", str(EXAMPLE / "config.yaml"),
+            "--output-root", str(root), "-q", "--run-id", run_id, "--no-progress"]
+
+
+def test_a_run_id_another_process_is_writing_is_refused_at_once(tmp_path: Path) -> None:
+    """Process A holds ``runs/r`` (as a run does from its first check to its rename);
+    ``ragassay run --run-id r`` in process B is refused with exit 2 and one line, and
+    writes nothing; once A has ended, the same command succeeds."""
+    root = tmp_path / "runs"
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(root / "r")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        refused = subprocess.run(_run(root, "r"), capture_output=True, text=True)
+        assert refused.returncode == 2, refused.stderr
+        assert refused.stderr.strip().count("\n") == 0
+        assert f"another ragassay process (pid {holder.pid})" in refused.stderr
+        assert not (root / "r").exists()
+    finally:
+        holder.communicate("\n")
+    assert subprocess.run(_run(root, "r"), capture_output=True).returncode == 0
+    assert (root / "r" / "metrics.json").is_file()
+    assert hidden(root) == []  # the lock is gone with its holder
+
+
+def test_two_runs_of_one_id_started_at_once_one_wins(tmp_path: Path) -> None:
+    """Two `ragassay run --run-id same` started together: whichever order the machine
+    gives them, one exits 0 and the other 2 (refused while the first holds the id, or
+    because the folder exists once it is done); the folder is the winner's, whole."""
+    root = tmp_path / "runs"
+    procs = [subprocess.Popen(_run(root, "same"), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outs = [p.communicate() for p in procs]
+    codes = sorted(p.returncode for p in procs)
+    assert codes == [0, 2], outs
+    loser = outs[[p.returncode for p in procs].index(2)][1]
+    assert "another ragassay process" in loser or "already used" in loser, loser
+    from ragassay.runfolder import read_run_folder as read_run
+
+    assert read_run(root / "same").run_id == "same"
+    assert hidden(root) == []
+
+
+def test_a_folder_that_appears_while_filling_is_never_replaced(tmp_path: Path) -> None:
+    """Without ``force`` the final rename refuses a destination another writer created
+    meanwhile (RENAME_NOREPLACE, or a check then a rename that cannot replace a folder
+    that is not empty): its files stay as they are, and no temporary is left."""
+    dest = tmp_path / "out"
+
+    def fill(out: FolderWriter) -> None:
+        out.bytes("metrics.json", b"mine")
+        dest.mkdir()
+        (dest / "metrics.json").write_bytes(b"theirs")  # another process wins meanwhile
+
+    with pytest.raises(InputError, match="another process meanwhile"):
+        write_folder(dest, fill)
+    assert files_of(dest) == {"metrics.json": b"theirs"}
     assert hidden(tmp_path) == []

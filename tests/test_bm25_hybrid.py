@@ -140,13 +140,26 @@ def test_batched_analysis_equals_each_eojeol_analysed_alone(
     assert tokens.tokenize_all(texts, "ko") == want
 
 
-def test_missing_kiwi_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_kiwi_gives_the_install_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without kiwipiepy, Korean text is bad setup (exit 2) with the line that installs
+    it; English and German text, also under "auto" (the BM25 default), need no Kiwi."""
+    from ragassay.errors import MissingPackage
+
     monkeypatch.setitem(sys.modules, "kiwipiepy", None)  # makes the import fail
     tokens._kiwi.cache_clear()
     try:
-        with pytest.raises(ValueError, match=r"kiwipiepy: pip install 'ragassay\[bm25\]'"):
-            tokens.tokenizer_for("auto")
+        line = r"kiwipiepy, which is not installed: pip install 'kiwipiepy>=0\.24'"
+        with pytest.raises(MissingPackage, match=line):
+            tokens.tokenizer_for("ko")
+        with pytest.raises(MissingPackage, match=line):
+            tokens.tokenize_all(["Garantie", "하자보수는 2년"], "auto")
         assert tokens.tokenizer_for("en") is tokens.word_tokens  # no Kiwi needed
+        assert tokens.tokenize_all(["Warranty of 24 months", "Gewährleistung 24 Monate"],
+                                     "auto") == [["warranty", "of", "24", "months"],
+                                                 ["gewährleistung", "24", "monate"]]
+        index = make_index(["Warranty of 24 months", "Gewährleistung 24 Monate"])
+        hits = BM25Retriever(index).search(["Gewährleistung"], 1)[0].hits
+        assert [h.chunk_id for h in hits] == ["d::chunk-002"]
     finally:
         tokens._kiwi.cache_clear()
 

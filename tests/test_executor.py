@@ -46,7 +46,7 @@ LATENCY = re.compile(r'"latency_ms": ?\{[^}]*\}')
 def local_ray() -> Iterator[None]:
     """A local Ray for the session (2 CPUs, on 127.0.0.1); the ray executors use it."""
     if not HAS_RAY:
-        pytest.skip("the ray extra is not installed (pip install 'ragassay[ray]')")
+        pytest.skip("the ray extra is not installed (pip install -e '.[ray]')")
     import ray  # imported first, as a user's program may have: the start must not care
     from ray import cloudpickle
 

@@ -250,6 +250,19 @@ def test_beir_imports_graded_judgements_and_runs(tmp_path: Path) -> None:
     assert index_and_run_bm25(out)["retrieval"]["recall_at_5"]["n"] == 2
 
 
+def test_imported_configs_say_which_extra_they_need(tmp_path: Path) -> None:
+    """The BM25 and hybrid configs of an imported set name the bm25 extra and the line that
+    installs it (ragassay is not on a public index: the packages themselves, or the clone
+    form); the naive baseline needs no extra and says none."""
+    out = tmp_path / "set"
+    assert invoke("import", "beir", beir_folder(tmp_path), "--out", out).exit_code == 0
+    line = ("#   pip install 'bm25s>=0.3' 'kiwipiepy>=0.24'  (the [bm25] extra; in a clone: "
+            "pip install -e '.[bm25]')")
+    for name in ("config.bm25.yaml", "config.hybrid.yaml"):
+        assert line in (out / name).read_text("utf-8").splitlines(), name
+    assert "pip install" not in (out / "config.yaml").read_text("utf-8")
+
+
 def index_and_run_bm25(out: Path) -> dict[str, Any]:
     res = invoke("run", "-c", out / "config.bm25.yaml", "--run-id", "b", "-q")
     assert res.exit_code == 0, res.output
@@ -566,3 +579,44 @@ def test_a_sentence_longer_than_two_chunks_is_labelled_where_its_run_starts(
     (moved,) = metrics["gold"]["reanchored"]
     assert (moved["status"], moved["chunk_ids"]) == ("split", [
         "piers-p001::chunk-002", "piers-p001::chunk-003", "piers-p001::chunk-004"])
+
+
+def _bidmate_with_doc_ids(tmp: Path, doc_ids: list[str]) -> Path:
+    """A project without source documents, whose index has one chunk per doc id."""
+    root = bidmate_project(tmp, raw=False)
+    path = root / "data/index/index.json"
+    data = json.loads(path.read_text("utf-8"))
+    base = data["chunks"][0]
+    data["chunks"] = [{**base, "doc_id": d, "chunk_id": f"c{i}", "embedding_idx": i}
+                      for i, d in enumerate(doc_ids)]
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return root
+
+
+def test_bidmate_doc_ids_that_slugify_alike_are_all_kept(tmp_path: Path) -> None:
+    """``Foo Bar``, ``foo-bar`` and ``FOO_BAR`` all slugify to ``foo-bar``: the first keeps
+    the name, the others get 8 hex digits of their id's SHA-256; three files, three ids."""
+    import hashlib
+
+    ids = ["Foo Bar", "foo-bar", "FOO_BAR"]
+    out = tmp_path / "set"
+    res = invoke("import", "bidmate", _bidmate_with_doc_ids(tmp_path, ids), "--out", out)
+    assert res.exit_code == 0, res.output
+    files = sorted(p.name for p in (out / "documents").iterdir())
+    want = ["foo-bar.json", *(f"foo-bar-{hashlib.sha256(i.encode()).hexdigest()[:8]}.json"
+                              for i in ids[1:])]
+    assert files == sorted(want)
+    assert sorted(read_json(out / "documents" / f)["doc_id"] for f in files) == sorted(ids)
+
+
+@pytest.mark.parametrize(("doc_id", "says"), [
+    ("!!!", "'!!!' has no letter or digit"),
+    ("x" * 300, "is 300 bytes as a file name; at most 200"),
+])
+def test_bidmate_doc_id_that_cannot_name_a_file_is_named(
+        tmp_path: Path, doc_id: str, says: str) -> None:
+    res = invoke("import", "bidmate", _bidmate_with_doc_ids(tmp_path, ["ok", doc_id]),
+                 "--out", tmp_path / "set")
+    assert res.exit_code == 2, res.output
+    assert says in res.stderr and "field 'doc_id'" in res.stderr
+    assert not (tmp_path / "set").exists()

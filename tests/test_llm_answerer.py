@@ -204,6 +204,23 @@ def test_usage_counted_when_the_server_reports_none(fake_server: FakeOpenAIServe
                      "tokenizer": TOKENIZER, "cached": False}
 
 
+@pytest.mark.parametrize("reported", [{"prompt_tokens": -5, "completion_tokens": 3},
+                                      {"prompt_tokens": 2.5, "completion_tokens": 3},
+                                      {"prompt_tokens": True, "completion_tokens": 3}])
+def test_usage_that_is_not_a_count_is_counted_and_the_answer_kept(
+        fake_server: FakeOpenAIServer, reported: dict[str, Any]) -> None:
+    """A server reporting ``prompt_tokens: -5`` (or 2.5, or true) is not believed: the
+    answer is kept, its tokens are counted here, and the Usage record accepts them."""
+    from ragassay.schema import Usage
+
+    fake_server.control.fail_next(usage=reported)
+    a, usage = answerer(fake_server).answer_with_usage("What is the warranty period?",
+                                                       CONTEXT)
+    assert a.text and usage["source"] == "counted"
+    Usage(prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
+          source=usage["source"])
+
+
 # --- batches, failures and the cache -----------------------------------------------------
 
 

@@ -148,3 +148,26 @@ def test_run_gate_exit_codes(example_copy: Path) -> None:
     assert Path("j.xml").read_text(encoding="utf-8").startswith("<?xml")
     result = runner.invoke(app, ["gate", "experiments/runs/x", "--bar", "hit_at_3 >= abc"])
     assert result.exit_code == 2 and "cannot parse" in result.output
+
+
+@pytest.mark.parametrize("keep", [9, 0], ids=["one-missing", "empty-file"])
+def test_questions_without_a_prediction_exit_3_with_the_folder_written(
+        tmp_path: Path, keep: int) -> None:
+    """One rule, as the exit-code table says: a question the predictions file has no
+    prediction for is not measured, so the run exits 3 (one line naming how many and the
+    first); the run folder is written with the others measured. An empty predictions file
+    is the same case with every question."""
+    from ragassay.runfolder import read_run_folder as read_run
+
+    lines = (EXAMPLE / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
+    path = tmp_path / "p.jsonl"
+    path.write_text("".join(line + "\n" for line in lines[1:1 + keep]), encoding="utf-8")
+    res = CliRunner().invoke(app, ["run", "-c", str(EXAMPLE / "config.yaml"), "--predictions",
+                                   str(path), "--output-root", str(tmp_path / "runs"),
+                                   "--run-id", "r", "-q"])
+    assert res.exit_code == 3, res.output
+    missing = 10 - keep
+    assert (f"error: {missing} questions not measured: no prediction for them (e.g. 'de01'"
+            in res.stderr)
+    run = read_run(tmp_path / "runs" / "r")
+    assert run.metrics.counts.without_prediction == missing

@@ -63,3 +63,29 @@ def test_terminal_tables_print_user_text_as_written() -> None:
     out = buf.getvalue()
     assert "[/Monat]" in out and "[link=https://x.example]click[/link]" in out
     assert "\x1b[31mred" not in out and "\x07" not in out
+
+
+def test_bidi_controls_and_c1_are_neutralised_in_terminal_text() -> None:
+    """U+202E would show ``evil‮txt.exe`` as ``evilexe.txt``; CSI (U+009B) starts an escape
+    sequence on its own. Both are dropped from every message and table cell."""
+    from ragassay.termsafe import plain, unsafe_chars
+
+    assert plain("evil\u202etxt.exe \u2066a\u2069 \x9b31m \u200fx") == "eviltxt.exe a 31m x"
+    assert unsafe_chars("a\u202eb\x9bc\u202e") == ["U+202E", "U+009B"]
+
+
+def test_a_logged_warning_is_printed_inert(tmp_path: Path) -> None:
+    """A warning on the ``ragassay`` logger (here: a leftover of a killed writer, removed
+    when the folder is read) names a path the user chose; it reaches stderr without the
+    escape sequence and the bidi override in that name."""
+    from typer.testing import CliRunner
+
+    from ragassay.cli import app
+    from ragassay.termsafe import UNSAFE
+
+    name = "run\x1b[2J\u202egnp"
+    (tmp_path / f".{name}.tmp-99999999-deadbeef").mkdir()  # pid 99999999: long gone
+    res = CliRunner().invoke(app, ["report", str(tmp_path / name)])
+    assert res.exit_code == 2
+    assert "removed, left by an interrupted write" in res.stderr
+    assert not UNSAFE.search(res.stderr), repr(res.stderr)

@@ -160,3 +160,30 @@ def test_exported_trec_files_agree_with_pytrec_eval(tmp_path: Path, at_root: Non
     printed = runner.invoke(app, ["trec-eval", str(tmp_path / "trec/qrels.trec"),
                                   str(tmp_path / "trec/run.trec"), "-m", "ndcg_cut.5"])
     assert printed.exit_code == 0 and printed.output.startswith("ndcg_cut_5")
+
+
+def test_compare_and_report_of_runs_from_a_config_without_metrics(tmp_path: Path) -> None:
+    """Two run folders ragassay wrote always compare: from a config without `metrics:`
+    the defaults include judge_faithfulness, measured on no question without a judge; the
+    comparison leaves it out (nothing to pair) instead of calling it unknown."""
+    import shutil
+
+    shop = tmp_path / "shop"
+    shutil.copytree(ROOT / "examples/shop_faq_de", shop)
+    text = (shop / "config.yaml").read_text("utf-8")
+    start = text.index("metrics:")
+    end = text.index("decline_phrases:")
+    (shop / "config.yaml").write_text(text[:start] + text[end:], "utf-8")
+    runner = CliRunner()
+    for run_id, k in (("a", "3"), ("b", "2")):
+        res = runner.invoke(app, ["run", "-c", str(shop / "config.yaml"), "-q", "--run-id",
+                                  run_id, "--k", k, "--output-root", str(tmp_path / "runs")])
+        assert res.exit_code == 0, res.output
+    a, b = str(tmp_path / "runs/a"), str(tmp_path / "runs/b")
+    res = runner.invoke(app, ["compare", a, b, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    compared = {c["metric"] for c in json.loads(res.stdout)["comparisons"]}
+    assert "judge_faithfulness" not in compared and "faithfulness" in compared
+    res = runner.invoke(app, ["report", a, b])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "runs/b/compare-a.html").is_file()

@@ -14,6 +14,7 @@ from hypothesis.extra import numpy as hnp
 
 from ragassay import vector
 from ragassay.embed import get_embedder
+from ragassay.errors import MissingPackage
 from ragassay.index import Index, build_index, load_index
 from ragassay.retrieve import VectorRetriever
 from ragassay.vector import (
@@ -182,7 +183,8 @@ def test_missing_faiss_names_the_package(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setitem(sys.modules, "faiss", None)
     assert not vector.ann_available()
     emb = np.eye(3, dtype=np.float32)
-    with pytest.raises(ValueError, match=r"pip install 'ragassay\[ann\]'"):
+    with pytest.raises(MissingPackage, match=r"pip install 'faiss-cpu>=1\.9'  \(the \[ann\] "
+                       r"extra; in a clone: pip install -e '\.\[ann\]'\)"):
         ApproximateSearch(emb)
     assert isinstance(search_for(emb, threshold=10), ExactSearch)  # exact needs no faiss
 

@@ -31,6 +31,7 @@ from typing import Any, BinaryIO
 
 from .errors import InputError
 from .jsonio import json_text
+from .targets import check_file_target, check_folder_target, claim, drop_stale_lock
 
 FILE_MODE = 0o666  # before the umask
 DIR_MODE = 0o777
@@ -51,6 +52,7 @@ STALE_SECONDS = 15 * 60  # leftovers of a live pid this old: a reused pid, or an
 _NAME_MAX = 255  # bytes in one path component (ext4, xfs, btrfs, tmpfs, APFS, NTFS)
 _SUFFIX_MAX = 32  # "." + ".swap-<pid>-<8 hex>.json" (pid up to 10 digits) fits
 _AT_FDCWD = -100
+_RENAME_NOREPLACE = 1
 _RENAME_EXCHANGE = 2
 _SYS_RENAMEAT2 = {"x86_64": 316, "amd64": 316, "aarch64": 276, "arm64": 276}
 # renameat2 errors meaning "not here" (no syscall, filesystem without exchange, a seccomp
@@ -110,8 +112,10 @@ def _write_new(path: Path, data: bytes) -> None:
 
 
 def write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically: a temporary sibling, then ``os.replace``."""
+    """Write ``data`` to ``path`` atomically: a temporary sibling, then ``os.replace``. A
+    ``path`` that is a folder, or under a file, is refused (:func:`check_file_target`)."""
     path = Path(path)
+    check_file_target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _sibling(path, "tmp")
     try:
@@ -169,9 +173,9 @@ def _step(name: str) -> None:
 
 
 @functools.cache
-def _renameat2() -> Callable[[bytes, bytes], int] | None:
-    """``renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_EXCHANGE)`` through libc (glibc 2.28+),
-    else the raw syscall; ``None`` off Linux."""
+def _renameat2() -> Callable[[bytes, bytes, int], int] | None:
+    """``renameat2(AT_FDCWD, a, AT_FDCWD, b, flags)`` through libc (glibc 2.28+), else the
+    raw syscall; ``None`` off Linux."""
     if not sys.platform.startswith("linux"):
         return None
     try:
@@ -183,7 +187,7 @@ def _renameat2() -> Callable[[bytes, bytes], int] | None:
         fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
                        ctypes.c_uint]
         fn.restype = ctypes.c_int
-        return lambda a, b: int(fn(_AT_FDCWD, a, _AT_FDCWD, b, _RENAME_EXCHANGE))
+        return lambda a, b, flags: int(fn(_AT_FDCWD, a, _AT_FDCWD, b, flags))
     nr = _SYS_RENAMEAT2.get(platform.machine().lower())
     if nr is None:
         return None
@@ -191,9 +195,8 @@ def _renameat2() -> Callable[[bytes, bytes], int] | None:
     syscall.restype = ctypes.c_long
     long = ctypes.c_long
     # syscall() is variadic: every argument passed as a full register
-    return lambda a, b: int(syscall(long(nr), long(_AT_FDCWD), ctypes.c_char_p(a),
-                                    long(_AT_FDCWD), ctypes.c_char_p(b),
-                                    long(_RENAME_EXCHANGE)))
+    return lambda a, b, flags: int(syscall(long(nr), long(_AT_FDCWD), ctypes.c_char_p(a),
+                                           long(_AT_FDCWD), ctypes.c_char_p(b), long(flags)))
 
 
 def _exchange(a: Path, b: Path) -> bool:
@@ -202,12 +205,32 @@ def _exchange(a: Path, b: Path) -> bool:
     call = _renameat2()
     if call is None:
         return False
-    if call(os.fsencode(a), os.fsencode(b)) == 0:
+    if call(os.fsencode(a), os.fsencode(b), _RENAME_EXCHANGE) == 0:
         return True
     err = ctypes.get_errno()
     if err in _NO_EXCHANGE:
         return False
     raise OSError(err, os.strerror(err), str(a), None, str(b))
+
+
+def _rename_new(tmp: Path, dest: Path) -> None:
+    """Rename ``tmp`` to ``dest`` only if ``dest`` does not exist (``RENAME_NOREPLACE``;
+    where the OS cannot, a check then a plain rename, which refuses a folder that is not
+    empty): a folder that appeared meanwhile (another process's) is never replaced."""
+    call = _renameat2()
+    if call is not None:
+        if call(os.fsencode(tmp), os.fsencode(dest), _RENAME_NOREPLACE) == 0:
+            return
+        err = ctypes.get_errno()
+        if err == errno.EEXIST:
+            raise InputError(dest, "was written by another process meanwhile; left as it "
+                             "is (choose another name, or pass --force to replace it)")
+        if err not in _NO_EXCHANGE:
+            raise OSError(err, os.strerror(err), str(tmp), None, str(dest))
+    if os.path.lexists(dest):
+        raise InputError(dest, "was written by another process meanwhile; left as it is "
+                         "(choose another name, or pass --force to replace it)")
+    os.rename(tmp, dest)
 
 
 def _write_journal(path: Path, record: dict[str, Any]) -> None:
@@ -254,14 +277,22 @@ def write_folder(dest: str | Path, fill: Callable[[FolderWriter], None], *,
                  force: bool = False) -> Path:
     """Assemble a folder in a temporary sibling with ``fill``, then rename it to ``dest``.
 
-    An existing ``dest`` is refused unless ``force``; with ``force`` the new folder takes
+    The destination is claimed for this process first (:func:`ragassay.targets.claim`:
+    another process writing it → refused). An existing ``dest`` is refused unless ``force``,
+    also one that appeared while ``fill`` ran; with ``force`` the new folder takes
     its place in one atomic exchange (Linux), or two renames recorded in a journal, and the
     old one is deleted. An interruption leaves ``dest`` as it was, or after a kill, a state
     :func:`recover` (called first here) finishes: never half-written, never missing. A
     ``dest`` that is a symbolic link or a file is refused.
     """
     dest = Path(dest)
+    check_folder_target(dest.parent)
     dest.parent.mkdir(parents=True, exist_ok=True)
+    with claim(dest):
+        return _write_folder(dest, fill, force)
+
+
+def _write_folder(dest: Path, fill: Callable[[FolderWriter], None], force: bool) -> Path:
     recover(dest)
     if dest.is_symlink():
         raise InputError(dest, "is a symbolic link; ragassay does not replace a link "
@@ -278,8 +309,8 @@ def write_folder(dest: str | Path, fill: Callable[[FolderWriter], None], *,
         fill(writer)
         writer._sync()
         _step("filled")
-        if not os.path.lexists(dest):
-            os.rename(tmp, dest)
+        if not force or not os.path.lexists(dest):
+            _rename_new(tmp, dest)
         elif _exchange(tmp, dest):
             _step("exchanged")  # tmp holds the old folder now; deleted below
         else:
@@ -376,7 +407,8 @@ def recover(dest: str | Path) -> list[str]:
     When ``dest`` is missing after an interrupted two-rename swap, the new folder is moved
     in if the journal says it was complete, else the old one is put back; then temporary,
     old and journal siblings of ended processes (or older than :data:`STALE_SECONDS`) are
-    removed. A write in progress is left alone. Returns one message per action, each also
+    removed, and a lock file no process holds (:func:`ragassay.targets.claim`). A write in
+    progress is left alone. Returns one message per action, each also
     logged as a warning on the ``ragassay.atomic`` logger. Never raises for I/O errors:
     readers of a read-only folder call it too.
     """
@@ -398,6 +430,8 @@ def recover(dest: str | Path) -> list[str]:
         if _pid_alive(pid) and time.time() - _changed(parts.values()) < STALE_SECONDS:
             continue  # a write in progress
         messages += _recover_one(dest, pid, parts)
+    if (stale := drop_stale_lock(dest)) is not None:
+        messages.append(stale)
     for message in messages:
         log.warning("%s", message)
     return messages

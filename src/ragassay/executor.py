@@ -500,10 +500,9 @@ class RayExecutor(Executor):
         try:
             import ray
         except ImportError:
-            from .errors import InputError
+            from .errors import MissingPackage
 
-            raise InputError("executor.kind", "the ray executor needs Ray: pip install "
-                             "'ragassay[ray]'") from None
+            raise MissingPackage("executor.kind: ray", "ray", "ray", "the ray executor") from None
         self._started = False
         if not ray.is_initialized():
             if address:

@@ -660,7 +660,7 @@ def gold_audit(questions: Sequence[Question], gold: dict[str, QuestionGold]
       not count (:meth:`QuestionGold.problem`), in question order;
     - ``reanchored``: every label not ``ok``, and ``ok``: the others, each as
       :meth:`AnchoredEvidence.report` with ``label``, its position in the record, in
-      question then label order.
+      question id then label order (a shuffled questions file records the same lists).
 
     ``gold`` is :func:`anchor_gold`'s result.
     """
@@ -678,8 +678,11 @@ def gold_audit(questions: Sequence[Question], gold: dict[str, QuestionGold]
         problem = qgold.problem() if q.answerable else None
         if problem is not None:
             unusable.append({"question_id": q.question_id, "problem": problem})
+    def by_id(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+        return sorted(rows, key=lambda r: (str(r["question_id"]), int(str(r["label"]))))
+
     return {"labels": sum(states.values()), "states": states, "unusable": unusable,
-            "reanchored": moved, "ok": ok}
+            "reanchored": by_id(moved), "ok": by_id(ok)}
 
 
 @dataclass(frozen=True)

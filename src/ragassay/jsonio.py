@@ -1,8 +1,17 @@
-"""Reading JSONL / YAML / JSON input with file:line:field errors, and the JSON text form of
+"""(~470 lines: every reader of user input and its limits in one place, as the house rule
+"one place for input errors" asks.)
+
+Reading JSONL / YAML / JSON input with file:line:field errors, and the JSON text form of
 what ragassay writes (files are written by :mod:`ragassay.atomic`).
 
 Every malformed line, undecodable byte or pydantic validation error becomes an
 :class:`~ragassay.errors.InputError` here, and nowhere else.
+
+Limits (documented in docs/formats.md, "Limits"): a JSONL line of at most
+:data:`MAX_LINE_BYTES`; JSON and YAML nested at most :data:`MAX_DEPTH` levels; a JSON object
+names each key once (JSON parsers would keep the last silently); a config file of at most
+:data:`MAX_CONFIG_BYTES`, whose aliases expand to at most :data:`MAX_YAML_VALUES` values and
+never refer to themselves (a "billion laughs" file is refused, not expanded).
 """
 
 from __future__ import annotations
@@ -32,6 +41,11 @@ _TYPE_LABEL = re.compile(r"^(?:[a-z]+\[.*\]|float|int|str|bool|none|list|dict|tu
 # file of `ragassay index` holds a whole document on one line). Longer is an error, so that
 # a file without line breaks is not read into memory whole.
 MAX_LINE_BYTES = 16 * 1024 * 1024
+# Nesting of a JSON value or a YAML document (records nest 3-4 levels; Python's parsers
+# recurse and would crash past ~1,000).
+MAX_DEPTH = 64
+MAX_CONFIG_BYTES = 1024 * 1024  # a config is a few KiB
+MAX_YAML_VALUES = 100_000  # values of a YAML document with its aliases expanded
 _BOM = b"\xef\xbb\xbf"
 _log = logging.getLogger("ragassay")
 
@@ -141,13 +155,60 @@ def parse_record(model: type[M], data: Any, path: str | Path, line: int | None =
                          field=_dotted(prefix, where_in)) from None
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return out
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value`` nests lists and objects (a scalar: 0), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        children = node.values() if isinstance(node, dict) else node
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, level)
+            stack.extend((c, level + 1) for c in children if isinstance(c, (dict, list)))
+    return deepest
+
+
 def decode_json(text: str, path: str | Path, line: int | None = None, *, hint: str = "") -> Any:
-    """``json.loads`` whose error names the file and line (``line``: of a JSONL record)."""
+    """``json.loads`` whose error names the file and line (``line``: of a JSONL record).
+    A key given twice in one object, or nesting deeper than :data:`MAX_DEPTH`, is an
+    error too."""
     try:
-        return json.loads(text)
+        value = _DECODER.decode(text)
     except json.JSONDecodeError as exc:
         raise InputError(path, f"malformed JSON ({exc.msg}, column {exc.colno}){hint}",
                          line=exc.lineno if line is None else line) from None
+    except _DuplicateKey as exc:
+        raise InputError(path, f"key {exc.key!r} given twice in one object (JSON readers "
+                         f"would keep only the last){hint}", line=line,
+                         field=exc.key) from None
+    except RecursionError:  # beyond what Python's parser reads: deeper than the limit too
+        deep = True
+    else:
+        # more openers than the limit is the only way to nest deeper (cheap to count)
+        deep = text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH
+    if deep:
+        raise InputError(path, f"JSON nested deeper than {MAX_DEPTH} levels (the limit "
+                         f"ragassay reads){hint}", line=line)
+    return value
 
 
 def _need_file(path: str | Path) -> Path:
@@ -155,6 +216,29 @@ def _need_file(path: str | Path) -> Path:
     if not p.is_file():
         raise InputError(p, "file not found")
     return p
+
+
+def _human(n: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}".replace(".0 ", " ")
+    return f"{n} bytes"
+
+
+def read_limited(path: str | Path, limit: int, what: str) -> bytes:
+    """The bytes of a file of at most ``limit`` bytes; a larger one is refused by its size
+    before it is read (``docs/big.txt: a document of 2 GiB; the largest document read is
+    256 MiB: split it``). ``what``: the kind of file, for the message."""
+    p = _need_file(path)
+    size = p.stat().st_size
+    if size > limit:
+        raise InputError(p, f"{what} of {_human(size)}; the largest {what} read is "
+                         f"{_human(limit)}: split it into smaller files")
+    with p.open("rb") as fh:
+        data = fh.read(limit + 1)  # a file growing while it is read is cut at the limit
+    if len(data) > limit:
+        raise InputError(p, f"{what} larger than {_human(limit)} (it grew while read)")
+    return data
 
 
 def _decode(data: bytes, path: Path, *, hint: str = "") -> str:
@@ -241,13 +325,72 @@ def line_of(record: BaseModel) -> int | None:
     return getattr(record, "_line", None)
 
 
-def _duplicate_keys(loader: yaml.SafeLoader, node: yaml.Node, path: Path, prefix: str) -> None:
-    """Refuse a mapping that names a key twice (PyYAML would keep the last silently)."""
+def _yaml_depth(text: str, path: Path) -> None:
+    """Refuse nesting deeper than :data:`MAX_DEPTH` before PyYAML composes the document (its
+    composer recurses); the parser's events are read one at a time, without recursion."""
+    depth = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise InputError(path, f"YAML nested deeper than {MAX_DEPTH} levels (the "
+                                 "limit ragassay reads)", line=event.start_mark.line + 1)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
+
+
+def _yaml_expansion(root: yaml.Node, path: Path) -> None:
+    """Refuse aliases that refer to themselves (``a: &a [*a]``), or that expand the
+    document to more than :data:`MAX_YAML_VALUES` values or :data:`MAX_DEPTH` levels (a
+    "billion laughs": ten aliases of ten aliases of ... ). Each node is measured once."""
+    measured: dict[int, tuple[int, int]] = {}  # node → (values, levels) when expanded
+    open_nodes: set[int] = set()
+
+    def measure(node: yaml.Node, depth: int) -> tuple[int, int]:
+        line = node.start_mark.line + 1
+        if id(node) in open_nodes:
+            raise InputError(path, "recursive YAML alias (an anchor used inside itself)",
+                             line=line)
+        if id(node) not in measured:
+            if depth > MAX_DEPTH:
+                raise InputError(path, f"YAML nested deeper than {MAX_DEPTH} levels with its "
+                                 "aliases expanded", line=line)
+            open_nodes.add(id(node))
+            parts = [measure(child, depth + 1) for child in _children(node)]
+            open_nodes.discard(id(node))
+            measured[id(node)] = (1 + sum(p[0] for p in parts),
+                                  1 + max((p[1] for p in parts), default=0))
+        values, levels = measured[id(node)]
+        if values > MAX_YAML_VALUES:
+            raise InputError(path, f"YAML aliases expand to more than {MAX_YAML_VALUES:,} "
+                             "values (aliases of aliases); write the values out", line=line)
+        if depth + levels - 1 > MAX_DEPTH:
+            raise InputError(path, f"YAML nested deeper than {MAX_DEPTH} levels with its "
+                             "aliases expanded", line=line)
+        return values, levels
+
+    measure(root, 1)
+
+
+def _duplicate_keys(loader: yaml.SafeLoader, node: yaml.Node, path: Path, prefix: str,
+                    seen: set[int] | None = None) -> None:
+    """Refuse a mapping that names a key twice (PyYAML would keep the last silently). A node
+    reached again through an alias is checked once."""
+    seen = set() if seen is None else seen
+    if id(node) in seen:
+        return
+    seen.add(id(node))
     if isinstance(node, yaml.MappingNode):
         first: dict[Any, int] = {}
         for key_node, value_node in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *defaults`
-                _duplicate_keys(loader, value_node, path, prefix)
+                _duplicate_keys(loader, value_node, path, prefix, seen)
                 continue
             key = loader.construct_object(key_node, deep=True)
             line = key_node.start_mark.line + 1
@@ -260,22 +403,25 @@ def _duplicate_keys(loader: yaml.SafeLoader, node: yaml.Node, path: Path, prefix
                 first[key] = line
             except TypeError:  # an unhashable key: PyYAML refuses it when constructing
                 pass
-            _duplicate_keys(loader, value_node, path, name + ".")
+            _duplicate_keys(loader, value_node, path, name + ".", seen)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
-            _duplicate_keys(loader, item, path, f"{prefix}{i}.")
+            _duplicate_keys(loader, item, path, f"{prefix}{i}.", seen)
 
 
 def read_yaml(path: str | Path) -> dict[str, Any]:
     """Read a YAML mapping, with the line of a syntax error, of a key given twice
     (``file:line: field 'pipeline.top_k': duplicate key``) or of a byte that is not UTF-8. A
-    UTF-8 byte order mark is accepted."""
-    p = _need_file(path)
-    text = _decode(p.read_bytes(), p)
+    UTF-8 byte order mark is accepted. The limits: :data:`MAX_CONFIG_BYTES`,
+    :data:`MAX_DEPTH`, :data:`MAX_YAML_VALUES`, no recursive alias."""
+    p = Path(path)
+    text = _decode(read_limited(p, MAX_CONFIG_BYTES, "config file"), p)
     loader = yaml.SafeLoader(text)
     try:
+        _yaml_depth(text, p)
         node = loader.get_single_node()
         if node is not None:
+            _yaml_expansion(node, p)
             _duplicate_keys(loader, node, p, "")
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:

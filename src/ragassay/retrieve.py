@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import numpy as np
 
 from .embed import Embedder, embedder_difference
-from .errors import InputError
+from .errors import InputError, MissingPackage
 from .store import Index
 from .tokens import tokenize_all, tokenizer_for
 from .vector import ExactSearch, VectorSearch, top_k
@@ -316,7 +316,8 @@ class BM25Retriever:
     holding at least one query term are hits (score > 0); a query without known terms
     gets no hits and a zero score vector. The BM25 matrix is built in memory at
     construction. ``tokenizer`` is ``"ko"``, ``"de"``, ``"en"`` or ``"auto"``.
-    Missing ``bm25s`` (or ``kiwipiepy`` for Korean) → ``ValueError`` naming the package.
+    Missing ``bm25s`` (or ``kiwipiepy`` for Korean text) →
+    :class:`~ragassay.errors.MissingPackage` with the install line (exit 2).
     """
 
     backend = "bm25"
@@ -366,8 +367,7 @@ def _bm25s() -> Any:
     try:
         import bm25s
     except ImportError:
-        raise ValueError("BM25 retrieval needs bm25s: pip install 'ragassay[bm25]'  (or: "
-                         "pip install bm25s)") from None
+        raise MissingPackage("pipeline.name: bm25", "bm25s", "bm25", "BM25 retrieval") from None
     return bm25s
 
 

@@ -28,6 +28,8 @@ from .runfolder import (
     check_run_id,
     referenced_chunk_texts,
 )
+from .schema import take_renormalised_ids
+from .targets import claim
 
 
 def stage_ms(results: list[QuestionResult], stage: str) -> dict[str, dict[str, float | int]]:
@@ -71,6 +73,15 @@ def served_model_notes(cfg: EvalConfig, predicted: Predicted) -> list[str]:
             sorted(counts.items())]
 
 
+def nfc_note(ids: list[str]) -> list[str]:
+    """The note of ids read in another Unicode form than NFC (none: no note)."""
+    if not ids:
+        return []
+    shown = ", ".join(ascii(i) for i in ids[:3]) + (", ..." if len(ids) > 3 else "")
+    return [f"{len(ids)} id(s) were not in Unicode NFC form and were read as NFC, so that "
+            f"one id written two ways is one id: {shown}"]
+
+
 def default_run_id(mode: str) -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + f"-{mode}"
 
@@ -95,9 +106,19 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
             run_id = f"{stamp}-{n}"
     check_run_id(run_id)
     run_dir = root / run_id
-    if run_dir.exists() and not force:
-        raise InputError(run_dir, "run id already used; choose another --run-id or pass --force "
-                         "to replace it")
+    # held from the check to the rename: a second run of this id at once is refused now
+    with claim(run_dir):
+        if run_dir.exists() and not force:
+            raise InputError(run_dir, "run id already used; choose another --run-id or pass "
+                             "--force to replace it")
+        return _evaluate(cfg, run_dir, mode, force=force, progress=progress,
+                         contract=contract, t_start=t_start)
+
+
+def _evaluate(cfg: EvalConfig, run_dir: Path, mode: str, *, force: bool, progress: bool,
+              contract: bool, t_start: float) -> RunResult:
+    run_id = run_dir.name
+    take_renormalised_ids()  # forget earlier reads of this process
     check_endpoints(cfg)  # a missing key or a server that is not there: before any work
     inputs = load_inputs(cfg)
     if contract:
@@ -123,7 +144,7 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
     metrics = summarize(
         cfg, inputs, results, run_id=run_id, mode=mode, k=k,
         notes=([note] if note else []) + inputs.warnings  # the reads' warnings included
-        + served_model_notes(cfg, predicted),
+        + served_model_notes(cfg, predicted) + nfc_note(take_renormalised_ids()),
         provenance={"inputs_sha256": {str(p): file_sha256(p) for p in inputs.files},
                     **({"system": source} if source else {})},
         timings={"executor": {**ran_on, "start_s": start_s},

@@ -44,6 +44,7 @@ from .jsonio import (
     write_jsonl,
 )
 from .schema import Answer, Prediction, StrictBool
+from .termsafe import unsafe_chars
 
 RUN_SCHEMA_VERSION = 1
 View = Callable[["RunResult"], str]  # a file of the run folder rendered from the record
@@ -268,20 +269,30 @@ def _rows(run_id: str, q: QuestionResult) -> tuple[RetrievedRow, AnswerRow, Fail
     return retrieved, answer, failure
 
 
-MAX_RUN_ID = 128
+# In UTF-8 bytes, not characters: a folder name may have 255 bytes, and a Korean character
+# takes 3 (128 Hangul characters would be 384 bytes). 128 leaves room for the suffixes of
+# ragassay's temporary siblings and for a sweep's run names.
+MAX_RUN_ID_BYTES = 128
 
 
 def check_run_id(run_id: str, what: str = "--run-id") -> None:
-    """A run id is a plain folder name: not empty, at most 128 characters, no path
-    separator, control character or leading dot (hidden folders are ragassay's temporaries)."""
+    """A run id is a plain folder name: not empty, at most 128 bytes in UTF-8 (42 Korean
+    characters), no path separator, leading dot (hidden folders are ragassay's temporaries),
+    control character (C0, DEL, C1) or bidirectional control (U+202A-U+202E,
+    U+2066-U+2069, marks): a folder name must read in ``ls`` as what it is."""
     if not run_id or not run_id.strip():
         raise InputError(what, "empty run id: give a plain folder name")
-    if len(run_id) > MAX_RUN_ID:
-        raise InputError(what, f"run id of {len(run_id)} characters; at most {MAX_RUN_ID}")
-    if run_id.startswith(".") or any(c in run_id for c in "/\\") or any(
-            ord(c) < 32 or ord(c) == 127 for c in run_id):
+    size = len(run_id.encode("utf-8", "surrogatepass"))
+    if size > MAX_RUN_ID_BYTES:
+        raise InputError(what, f"run id of {size} bytes in UTF-8 ({len(run_id)} characters); "
+                         f"at most {MAX_RUN_ID_BYTES} bytes: choose a shorter run id")
+    bad = unsafe_chars(run_id)
+    if bad:
+        raise InputError(what, f"invalid run id: it holds {', '.join(bad)} (a control or "
+                         "bidirectional-control character); use a plain folder name")
+    if run_id.startswith(".") or any(c in run_id for c in "/\\"):
         raise InputError(what, f"invalid run id {run_id!r}: use a plain folder name (no path "
-                         "separator, control character or leading dot)")
+                         "separator or leading dot)")
 
 
 # --- the record ------------------------------------------------------------------------

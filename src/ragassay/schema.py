@@ -13,9 +13,11 @@ and never read.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -35,8 +37,32 @@ SCHEMA_VERSION = 2  # of index.json (the run folder has its own, runfolder.RUN_S
 
 StrictBool = Annotated[bool, Strict()]
 StrictStr = Annotated[str, Strict()]
-# An identifier: a non-empty JSON string.
-Id = Annotated[str, Strict(), Field(min_length=1)]
+# Ids read in another Unicode form than NFC (a macOS file name gives NFD: "e" + U+0301 for
+# "é"), as written: the run notes them (:func:`take_renormalised_ids`).
+_RENORMALISED: list[str] = []
+
+
+def _id(value: str) -> str:
+    """An id that is not only whitespace, in Unicode NFC: "café" typed on Linux (NFC) and
+    the same word from a macOS file name (NFD) are one id, as a reader sees them."""
+    if not value.strip():
+        raise PydanticCustomError("blank_id", "an id may not be only whitespace")
+    if value.isascii() or unicodedata.is_normalized("NFC", value):
+        return value
+    _RENORMALISED.append(value)
+    return unicodedata.normalize("NFC", value)
+
+
+def take_renormalised_ids() -> list[str]:
+    """The ids read since the last call that were not in NFC (as written), once each, and
+    forget them: the note a run makes (``2 ids were read in Unicode NFC form: ...``)."""
+    out = list(dict.fromkeys(_RENORMALISED))
+    _RENORMALISED.clear()
+    return out
+
+
+# An identifier: a non-empty JSON string, not only whitespace, read in Unicode NFC.
+Id = Annotated[str, Strict(), Field(min_length=1), AfterValidator(_id)]
 StrictInt = Annotated[int, Strict()]
 # Token counts, character offsets, sequence numbers.
 Count = Annotated[int, Strict(), Field(ge=0)]
@@ -44,7 +70,10 @@ Count = Annotated[int, Strict(), Field(ge=0)]
 Page = Annotated[int, Strict(), Field(ge=1)]
 # A JSON number (an integer is a number too); never a string.
 Number = Annotated[float, Strict()]
-Milliseconds = Annotated[float, Strict(), Field(ge=0)]
+# A time of one call or stage: at most 10^10 ms (four months), so that sums over a
+# million questions stay finite.
+MAX_MILLISECONDS = 1e10
+Milliseconds = Annotated[float, Strict(), Field(ge=0, le=MAX_MILLISECONDS)]
 # Free-form data a user carries along in a record: kept, never read.
 Metadata = dict[str, Any]
 
@@ -267,3 +296,20 @@ class Prediction(_LineRecord):
     def has_texts(self) -> bool:
         """True when a hit carries its text (a system that returns contexts as text)."""
         return any(h.text is not None for h in self.retrieved)
+
+    @field_validator("retrieved")
+    @classmethod
+    def _each_chunk_once(cls, ranking: list[RetrievedChunk]) -> list[RetrievedChunk]:
+        # as trec_eval refuses a run listing one document twice for a topic (a context given
+        # by its text alone has no id yet: it is named by its position after validation)
+        first: dict[str, int] = {}
+        for rank, hit in enumerate(ranking, start=1):
+            if not hit.chunk_id:
+                continue
+            if hit.chunk_id in first:
+                raise PydanticCustomError(
+                    "duplicate_chunk", "chunk '{chunk_id}' is ranked twice (at {a} and {b}); "
+                    "list each chunk once, at its best rank",
+                    {"chunk_id": hit.chunk_id, "a": first[hit.chunk_id], "b": rank})
+            first[hit.chunk_id] = rank
+        return ranking

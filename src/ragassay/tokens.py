@@ -13,12 +13,15 @@
 - ``"de"``, ``"en"``: the word rule: NFKC, casefold, then maximal runs of digits with
   inner ``.``/``,`` separators (``3,000``, ``99.5``: kept whole, never re-read as another
   number) or of other word characters (``Gewährleistung``, ``per``). No stemming.
-- ``"auto"``: Korean for a text that holds Hangul, the word rule otherwise (chosen per text,
-  so a Korean question can match an English chunk's Latin words and numbers).
+- ``"auto"`` (the BM25 default): Korean for a text that holds Hangul, the word rule
+  otherwise (chosen per text, so a Korean question can match an English chunk's Latin
+  words and numbers). An English or German set never needs kiwipiepy: the package is
+  needed only once a text holds Hangul.
 
 Every tokeniser is deterministic and returns terms in text order (duplicates kept: BM25
 counts them). Kiwi's model is loaded on the first text holding Hangul (never for text
-without it); when the package is missing the error names the extra.
+without it); when the package is missing the error
+(:class:`~ragassay.errors.MissingPackage`, exit 2) gives the install line.
 """
 
 from __future__ import annotations
@@ -42,7 +45,6 @@ _HANGUL = re.compile("[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")
 _KIWI_CONTENT = frozenset({"NNG", "NNP", "NNB", "NR", "XR", "SH"})
 _KIWI_LEMMA = frozenset({"VV", "VA"})  # verbs and adjectives: the dictionary form
 _KIWI_SPLIT = frozenset({"SL", "SN"})  # foreign words, numbers: the word rule
-KIWI_INSTALL = "pip install 'ragassay[bm25]'  (or: pip install kiwipiepy)"
 
 
 def word_tokens(text: str) -> list[str]:
@@ -64,7 +66,10 @@ def _kiwi_package() -> Any:
     try:
         import kiwipiepy
     except ImportError:
-        raise ValueError(f"the Korean tokenizer needs kiwipiepy: {KIWI_INSTALL}") from None
+        from .errors import MissingPackage
+
+        raise MissingPackage("pipeline.name: bm25", "kiwipiepy", "bm25",
+                             "BM25 on Korean text (the Korean tokenizer)") from None
     return kiwipiepy
 
 
@@ -131,16 +136,19 @@ def auto_tokens(text: str) -> list[str]:
 def tokenizer_for(lang: str) -> Tokenizer:
     """The tokeniser for ``lang`` (``"ko"``, ``"de"``, ``"en"`` or ``"auto"``).
 
-    Unknown ``lang`` → ``ValueError`` listing the known ones. ``"ko"`` and ``"auto"`` check
-    at once that kiwipiepy can be loaded (``ValueError`` naming the package otherwise), so
-    a missing package is reported before any indexing starts.
+    Unknown ``lang`` → ``ValueError`` listing the known ones. ``"ko"`` checks at once that
+    kiwipiepy can be loaded (:class:`~ragassay.errors.MissingPackage` otherwise), so a
+    missing package is reported before any indexing starts; ``"auto"`` checks it on the
+    first text holding Hangul (:func:`tokenize_all`: before indexing such a corpus).
     """
     if lang not in LANGS:
         raise ValueError(f"unknown tokenizer language {lang!r}; known: {', '.join(LANGS)}")
     if lang in ("de", "en"):
         return word_tokens
-    _kiwi_package()
-    return korean_tokens if lang == "ko" else auto_tokens
+    if lang == "ko":
+        _kiwi_package()
+        return korean_tokens
+    return auto_tokens
 
 
 def tokenize_all(texts: Sequence[str], lang: str) -> list[list[str]]:
@@ -149,10 +157,12 @@ def tokenize_all(texts: Sequence[str], lang: str) -> list[list[str]]:
     Gives exactly ``[tokenizer_for(lang)(t) for t in texts]``. Kiwi is loaded only when a
     text holds Hangul.
     """
-    tokenizer_for(lang)  # checks lang and the package
+    tokenizer_for(lang)  # checks lang (and the package for "ko")
     if lang in ("de", "en"):
         return [word_tokens(t) for t in texts]
     split = [t.split() if lang == "ko" or has_hangul(t) else None for t in texts]
+    if any(s is not None for s in split):
+        _kiwi_package()  # Korean text: the package, before any of it is analysed
     terms = iter(_eojeol_terms([e for eojeols in split if eojeols for e in eojeols]))
     return [word_tokens(t) if eojeols is None
             else [term for _ in eojeols for term in next(terms)]

@@ -66,7 +66,6 @@ from typing import Any, Protocol
 
 import numpy as np
 
-ANN_INSTALL = "pip install 'ragassay[ann]'  (or: pip install faiss-cpu)"
 # From this many rows on, dense search is approximate (HNSW): an index this large records its
 # search and recall at build (``ragassay.index.build.measure_search``). Measured on 2 cores
 # with 1024-dim unit vectors: the HNSW graph of 50,000 of them takes 219 s to build on one
@@ -343,7 +342,10 @@ def _faiss() -> Any:
     try:
         import faiss
     except ImportError:
-        raise ValueError(f"approximate search needs faiss-cpu: {ANN_INSTALL}") from None
+        from .errors import MissingPackage
+
+        raise MissingPackage("the index (ANN_THRESHOLD rows or more)", "faiss-cpu", "ann",
+                             "approximate search (HNSW)") from None
     return faiss
 
 
@@ -420,7 +422,7 @@ def search_for(embeddings: np.ndarray, threshold: int | None = None,
                **ann_params: Any) -> ExactSearch | ApproximateSearch:
     """Exact search for fewer than ``threshold`` rows (default :data:`ANN_THRESHOLD`), else
     :class:`ApproximateSearch` (built with ``ann_params``). Above the threshold a missing
-    faiss-cpu is an error (``ValueError`` naming the package); pass a larger threshold to
+    faiss-cpu is an error (:class:`~ragassay.errors.MissingPackage`); pass a larger threshold to
     stay exact."""
     if len(embeddings) < (ANN_THRESHOLD if threshold is None else threshold):
         return ExactSearch(embeddings)

@@ -105,7 +105,10 @@ class LLMAnswerer:
         result = self.client.chat(messages)
         answer = parse_reply(result.text, context, self.decline_phrases)
         usage: UsageDict
-        if result.usage is not None:
+        # a server's count that is not a count (prompt_tokens: -5) is not believed: the
+        # answer is kept and its tokens are counted here instead
+        if result.usage is not None and all(
+                type(v) is int and v >= 0 for v in result.usage.values()):
             usage = {**result.usage, "source": "reported"}
         else:
             usage = {"prompt_tokens": sum(count_tokens(m.get("content", "")) for m in messages),

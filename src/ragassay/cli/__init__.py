@@ -1,7 +1,6 @@
-"""Command line: `ragassay index|run|sweep|gate|compare|report|judge-check|metrics|trec-eval|
-export-trec|gold audit|gold fix|import|generate|serve-local|serve-baseline`, and the contract
-entry
-`eval.naive_rag.run_eval`.
+"""Command line: `ragassay init|index|run|sweep|gate|compare|report|judge-check|metrics|
+trec-eval|export-trec|gold audit|gold fix|import|generate|serve-local|serve-baseline`, and the
+contract entry `eval.naive_rag.run_eval`.
 
 Start-up imports typer and rich's console only; every command imports what it uses.
 Tables go to stdout (rich on a terminal, Markdown otherwise: never a cut number), or one
@@ -36,6 +35,7 @@ from .imports import app as import_app
 from .measures import TREC_EVAL_SETTINGS, judge_check_cmd, metrics_cmd, trec_eval
 from .reports import compare, export_trec, report
 from .serve import serve_baseline, serve_local
+from .starter import init
 
 HELP = ("Measure a RAG system question by question: found, grounded, right. Exit codes: 0 ok, "
         "1 gate failed, 2 bad input, 3 questions not measured, 4 internal error.")
@@ -65,6 +65,7 @@ def _debug_option(debug: bool) -> None:
 
 app.callback()(_main_options)
 
+app.command()(init)
 app.command()(index)
 app.command()(run)
 app.command()(gate)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from enum import Enum
@@ -12,7 +13,8 @@ import typer
 from rich.markup import escape
 from typer.core import TyperCommand, TyperGroup
 
-from ..errors import BAD_INPUT, INTERNAL_ERROR, InputError
+from ..errors import BAD_INPUT, INTERNAL_ERROR, InputError, environment_error
+from ..termsafe import plain
 from . import consoles
 
 T = TypeVar("T")
@@ -49,13 +51,42 @@ def quiet_pypdf() -> None:
     logging.getLogger("pypdf").setLevel(logging.ERROR)
 
 
+def literal(text: object) -> str:
+    """User text (an id, a path, a message holding either) as literal rich text: no markup,
+    no escape sequence, no bidi control (:func:`ragassay.termsafe.plain`). Every message the
+    commands print puts what came from the user through this."""
+    return escape(plain(text))
+
+
+class TerminalLog(logging.Handler):
+    """Warnings of the ``ragassay`` loggers on stderr, made inert like every message."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            consoles.err.print(f"[yellow]warning:[/] {literal(record.getMessage())}")
+        except Exception:  # a log line must never end a command
+            self.handleError(record)
+
+
+def _log_to_terminal() -> None:
+    log = logging.getLogger("ragassay")
+    if not any(isinstance(h, TerminalLog) for h in log.handlers):
+        log.addHandler(TerminalLog(logging.WARNING))
+
+
 def run_guarded(fn: Callable[[], T]) -> T:
-    """Bad input → one line on stderr and exit 2; any other exception is a bug of ours:
-    exit 4, with the traceback under ``--debug``."""
+    """Bad input, and the user's environment (an :class:`OSError`: disk full, read-only,
+    permission, name too long, a folder where a file is expected) → one line on stderr and
+    exit 2; any other exception is a bug of ours: exit 4, with the traceback under
+    ``--debug``."""
+    _log_to_terminal()
     try:
         return fn()
     except InputError as exc:
-        consoles.err.print(f"[bold red]error:[/] {escape(str(exc))}")
+        consoles.err.print(f"[bold red]error:[/] {literal(exc)}")
+        raise typer.Exit(BAD_INPUT) from None
+    except OSError as exc:
+        consoles.err.print(f"[bold red]error:[/] {literal(environment_error(exc))}")
         raise typer.Exit(BAD_INPUT) from None
     except (typer.Exit, KeyboardInterrupt):
         raise
@@ -63,9 +94,11 @@ def run_guarded(fn: Callable[[], T]) -> T:
         if os.environ.get("RAGASSAY_DEBUG") == "1":
             import traceback
 
-            consoles.err.print(escape(traceback.format_exc()))
-        consoles.err.print(f"[bold red]internal error:[/] {escape(f'{type(exc).__name__}: {exc}')} "
-                  "(a bug in ragassay; rerun with --debug for the traceback)")
+            lines = traceback.format_exc().splitlines()
+            consoles.err.print("\n".join(literal(line) for line in lines))
+        consoles.err.print(f"[bold red]internal error:[/] "
+                           f"{literal(f'{type(exc).__name__}: {exc}')} "
+                           "(a bug in ragassay; rerun with --debug for the traceback)")
         raise typer.Exit(INTERNAL_ERROR) from None
 
 

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from ..defaults import DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP
 from ..errors import GATE_FAILED, NOT_MEASURED, InputError
@@ -28,6 +27,7 @@ from .common import (
     RunIdOpt,
     SystemOpt,
     WorkersOpt,
+    literal,
     load_cli_config,
     progress_on,
     quiet_pypdf,
@@ -103,7 +103,7 @@ def index(
                               embedder=embedder, progress=show, executor=ex)
         note = skipped_note(idx.skipped)
         if note:
-            consoles.err.print(f"[yellow]warning:[/] {escape(note)}")
+            consoles.err.print(f"[yellow]warning:[/] {literal(note)}")
         b = idx.meta["build"]
         consoles.err.print(f"indexed {b['num_documents']} documents into {b['num_chunks']} chunks "
                   f"→ {out_dir}")
@@ -148,19 +148,25 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
     result = with_progress(progress, go)
     if not quiet and not as_json:
         print_summary(result, consoles.out)
-    (consoles.err if as_json else consoles.out).print(escape(result.totals.line()), soft_wrap=True)
+    (consoles.err if as_json else consoles.out).print(literal(result.totals.line()), soft_wrap=True)
     for note in result.metrics.notes:
-        consoles.err.print(f"[yellow]note:[/] {escape(note)}")
+        consoles.err.print(f"[yellow]note:[/] {literal(note)}")
     stale = result.metrics.provenance.index.get("stale")
     if stale:
-        consoles.err.print(f"[yellow]warning:[/] the index is stale ({escape(stale)}); "
+        consoles.err.print(f"[yellow]warning:[/] the index is stale ({literal(stale)}); "
                            "rebuild it with `ragassay index --if-stale`")
     run_dir = result.folder
     assert run_dir is not None  # written by run_evaluation
-    consoles.err.print(f"run {escape(result.run_id)} → {escape(str(run_dir))}")
-    failed = result.metrics.counts.answerer_errors
+    consoles.err.print(f"run {literal(result.run_id)} → {literal(str(run_dir))}")
+    # One rule (exit 3): a question without a result, whether its prediction is missing from
+    # the predictions file or the answerer call failed; the run folder is written either way.
+    from ..reasons import NO_PREDICTION
+
+    counts = result.metrics.counts
+    no_prediction = [q.question_id for q in result.questions if q.not_measured == NO_PREDICTION]
+    failed = counts.answerer_errors + len(no_prediction)
     gate_result = None
-    if apply_gate and not failed:
+    if apply_gate and not counts.answerer_errors:  # the gate judges missing predictions
         gate_result = gate_run(run_dir, None, config, None, None,
                             lines_to=consoles.err if as_json else consoles.out)
     if as_json:
@@ -168,24 +174,29 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
         if gate_result is not None:
             doc["gate"] = gate_doc(gate_result)
         print_json(doc)
-    if failed:
-        first = next((q.not_measured for q in result.questions if q.not_measured),
-                     "the answerer call failed")
+    if no_prediction:
+        consoles.err.print(f"[red]error:[/] {len(no_prediction)} questions not measured: no "
+                           f"prediction for them (e.g. {literal(repr(no_prediction[0]))}; "
+                           "answers.jsonl, not_measured); add them to the predictions file")
+    if counts.answerer_errors:
+        first = next((q.not_measured for q in result.questions
+                      if q.not_measured not in (None, NO_PREDICTION)), "the answerer call failed")
         resume = ("rerun to resume from the cache" if _has_cache(loaded[0])
                   else "set a cache_dir to resume a rerun from the replies already made")
-        consoles.err.print(f"[red]error:[/] {failed} questions not measured (answers.jsonl, "
-                           f"not_measured), e.g. {escape(first)}; their retrieval is measured "
-                           f"where it was made; {resume}")
-        raise typer.Exit(NOT_MEASURED)
+        consoles.err.print(f"[red]error:[/] {counts.answerer_errors} questions not measured "
+                           f"(answers.jsonl, not_measured), e.g. {literal(first)}; their "
+                           f"retrieval is measured where it was made; {resume}")
     judge_failed = judge_failures(result.questions)
     if judge_failed:
         qid, why = judge_failed[0]
         consoles.err.print(f"[red]error:[/] the judge failed on {len(judge_failed)} questions "
-                      f"(their judged measures are not measured), e.g. {escape(qid)}: "
-                      f"{escape(why)}; rerun to resume from the cache")
+                           f"(their judged measures are not measured), e.g. {literal(qid)}: "
+                           f"{literal(why)}; rerun to resume from the cache")
+    if gate_result is not None and not counts.answerer_errors:
+        # --gate: its verdict, which counts questions not measured (allow_missing)
+        raise typer.Exit(GATE_FAILED if not gate_result.passed else 0)
+    if failed or judge_failed:
         raise typer.Exit(NOT_MEASURED)
-    if gate_result is not None and not gate_result.passed:
-        raise typer.Exit(GATE_FAILED)
 
 
 def _has_cache(cfg: Any) -> bool:
@@ -211,6 +222,7 @@ def sweep(config: ConfigOpt,
     from ..runfolder import check_run_id
     from ..sweep import SWEEP_HEADER, parse_k_range, parse_thresholds, run_sweep, sweep_table
     from ..sweep import write_sweep as save
+    from ..targets import claim
 
     def go() -> tuple[list[dict[str, Any]], Path, list[str]]:
         ks, thresholds = parse_k_range(k), parse_thresholds(threshold)
@@ -218,18 +230,20 @@ def sweep(config: ConfigOpt,
                     workers=workers)
         check_run_id(sweep_id, "--sweep-id")
         dest = Path(output_root or cfg.output_root) / sweep_id
-        if dest.exists() and not force:
-            raise InputError(dest, "already exists; choose another --sweep-id or pass --force")
-        rows, notes = run_sweep(cfg, ks, thresholds)
-        save(rows, dest, cfg=cfg, force=force)
+        with claim(dest):  # a second sweep of this id at once is refused, not merged
+            if dest.exists() and not force:
+                raise InputError(dest, "already exists; choose another --sweep-id or pass "
+                                 "--force")
+            rows, notes = run_sweep(cfg, ks, thresholds)
+            save(rows, dest, cfg=cfg, force=force)
         return rows, dest, notes
 
     quiet_pypdf()
     rows, dest, notes = with_progress(progress, go)
     for note in notes:
-        consoles.err.print(f"[yellow]note:[/] {escape(note)}")
+        consoles.err.print(f"[yellow]note:[/] {literal(note)}")
     if output_format is Format.json:
         print_json({**read_json(dest / "sweep.json"), "sweep_dir": str(dest)})
     else:
         show_table("sweep", SWEEP_HEADER, sweep_table(rows))
-    consoles.err.print(f"sweep → {escape(str(dest))}/sweep.md, sweep.json, sweep.png")
+    consoles.err.print(f"sweep → {literal(str(dest))}/sweep.md, sweep.json, sweep.png")

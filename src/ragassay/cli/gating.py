@@ -7,11 +7,10 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from ..errors import GATE_FAILED, InputError
 from . import consoles
-from .common import Format, FormatOpt, run_guarded
+from .common import Format, FormatOpt, literal, run_guarded
 from .output import gate_doc, print_json
 
 
@@ -30,8 +29,11 @@ def gate_run(run_dir: Path, bars_text: list[str] | None, config: Path | None,
         write_junit,
     )
     from ..runfolder import read_run_folder
+    from ..targets import check_file_target
 
     def go() -> Any:
+        if junit is not None:
+            check_file_target(junit, "--junit")
         run = read_run_folder(run_dir)
         known = list(run.metrics.means())
         if bars_text:
@@ -55,7 +57,7 @@ def gate_run(run_dir: Path, bars_text: list[str] | None, config: Path | None,
     result = run_guarded(go)
     console = consoles.out if lines_to is None else lines_to
     for line in format_result(result):
-        console.print(escape(line), soft_wrap=True)
+        console.print(literal(line), soft_wrap=True)
     return result
 
 

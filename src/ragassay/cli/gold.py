@@ -7,11 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from ..errors import GATE_FAILED
 from . import consoles
-from .common import CliGroup, Format, FormatOpt, run_guarded
+from .common import CliGroup, Format, FormatOpt, literal, run_guarded
 from .output import print_json, show_table
 
 if TYPE_CHECKING:
@@ -67,16 +66,18 @@ def audit(gold_path: GoldOpt, questions_path: QuestionsOpt, index_dir: IndexOpt 
     from ..gold import gold_audit
     from ..jsonio import json_text
     from ..report.summary import GOLD_HEADER, GOLD_TITLE, gold_line, gold_rows
+    from ..targets import check_file_target
 
     if out_file is not None:
         run_guarded(lambda: _not_an_input(out_file, gold_path, questions_path))
+        run_guarded(lambda: check_file_target(out_file, "--out"))
     questions, anchored, _ = run_guarded(lambda: _anchored(gold_path, questions_path, index_dir,
                                                       chunks_path))
     report = {"gold_path": str(gold_path), "questions_path": str(questions_path),
               "evidence": str(index_dir if index_dir is not None else chunks_path),
               **gold_audit(questions, anchored)}
     if out_file is not None:
-        write_text(out_file, json_text(report))
+        run_guarded(lambda: write_text(out_file, json_text(report)))
     if output_format is Format.json:
         print_json(report)
     else:
@@ -84,7 +85,7 @@ def audit(gold_path: GoldOpt, questions_path: QuestionsOpt, index_dir: IndexOpt 
                         key=lambda m: (_order(questions)[m["question_id"]], m["label"]))
         show_table(GOLD_TITLE, GOLD_HEADER, gold_rows(labels),
                left=["labelled chunk", "state", "gold now", "evidence"])
-        consoles.out.print(escape(gold_line(report)), soft_wrap=True, highlight=False)
+        consoles.out.print(literal(gold_line(report)), soft_wrap=True, highlight=False)
     if report["unusable"]:
         raise typer.Exit(GATE_FAILED)
 
@@ -117,21 +118,23 @@ def fix(gold_path: GoldOpt, questions_path: QuestionsOpt,
     changes nothing."""
     from ..atomic import write_text
     from ..gold import fixed_gold_text, label_fixes
+    from ..targets import check_file_target
 
     run_guarded(lambda: _not_an_input(out_file, gold_path, questions_path))
+    run_guarded(lambda: check_file_target(out_file, "--out"))
     questions, anchored, store = run_guarded(lambda: _anchored(gold_path, questions_path,
                                                           index_dir, chunks_path))
     fixes = label_fixes(questions, anchored)
     run_guarded(lambda: write_text(out_file, fixed_gold_text(gold_path, fixes, store)))
     for f in fixes:
-        consoles.out.print(escape(f.line()), soft_wrap=True, highlight=False)
+        consoles.out.print(literal(f.line()), soft_wrap=True, highlight=False)
     left = [(qid, i, ev) for qid, g in anchored.items() for i, ev in enumerate(g.evidence)
             if ev.status in ("lost_in_parsing", "unanchored")]
     for qid, i, ev in left:
-        consoles.err.print(f"kept: {escape(qid)} label {i} ({ev.status}): {escape(ev.reason)}",
+        consoles.err.print(f"kept: {literal(qid)} label {i} ({ev.status}): {literal(ev.reason)}",
                            soft_wrap=True, highlight=False)
     consoles.err.print(f"{len(fixes)} label(s) moved, {len(left)} left for a person → "
-                       f"{escape(str(out_file))}")
+                       f"{literal(str(out_file))}")
 
 
 app.command()(audit)

@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from ..schema import DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP
 from . import consoles
-from .common import CliCommand, CliGroup, ForceOpt, run_guarded
+from .common import CliCommand, CliGroup, ForceOpt, literal, run_guarded
 from .output import show_table
 
 app = typer.Typer(help="Import a public QA or retrieval set as documents, questions, gold "
@@ -48,23 +47,23 @@ def _import(read: Callable[[], Any], out: Path, force: bool) -> None:
 
     imported = run_guarded(go)
     for s in imported.skipped:
-        consoles.err.print(f"[yellow]skipped[/] {escape(s.question_id)}: {escape(s.reason)}")
+        consoles.err.print(f"[yellow]skipped[/] {literal(s.question_id)}: {literal(s.reason)}")
     for note in imported.notes:
-        consoles.err.print(f"[yellow]note:[/] {escape(note)}")
+        consoles.err.print(f"[yellow]note:[/] {literal(note)}")
     if imported.mapping:
         show_table("config keys", ("key", "status", "ragassay", "note"),
                [(m["key"], m["status"], m["to"], m["note"]) for m in imported.mapping])
     c = imported.counts()
     consoles.err.print(f"imported {c['questions']} questions ({c['answerable']} answerable, "
                        f"{c['unanswerable']} unanswerable), {c['gold_labels']} gold labels, "
-                       f"{c['documents']} documents → {escape(str(out))}"
+                       f"{c['documents']} documents → {literal(str(out))}"
                        + (f"; {c['skipped']} skipped" if c["skipped"] else ""))
     size, overlap = imported.chunking
     opts = ("" if (size, overlap) == (DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP)
             else f" --chunk-size {size} --overlap {overlap}")
-    consoles.err.print(f"next: ragassay index --source {escape(str(out))}/documents --out "
-                       f"{escape(str(out))}/index{opts} && ragassay run -c "
-                       f"{escape(str(out))}/config.yaml")
+    consoles.err.print(f"next: ragassay index --source {literal(str(out))}/documents --out "
+                       f"{literal(str(out))}/index{opts} && ragassay run -c "
+                       f"{literal(str(out))}/config.yaml")
 
 
 @app.command(cls=CliCommand)

@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from . import consoles
-from .common import Format, FormatOpt, run_guarded
+from .common import Format, FormatOpt, literal, run_guarded
 from .output import print_json, show_table
 
 
@@ -32,7 +31,10 @@ def compare(runs: Annotated[list[Path], typer.Argument(help="Run folders, the ba
         read_runs,
         summary_rows,
     )
+    from ..targets import check_file_target
 
+    if json_out is not None:
+        run_guarded(lambda: check_file_target(json_out, "--json"))
     results = run_guarded(lambda: read_runs(runs))  # each folder read once
     result = run_guarded(lambda: compare_runs(runs, metrics=metric or None, seed=seed,
                                          results=results))
@@ -44,7 +46,7 @@ def compare(runs: Annotated[list[Path], typer.Argument(help="Run folders, the ba
         show_table(f"compared with {runs[0]}", COMPARE_HEADER, compare_rows(result),
                left=["candidate", "metric"])
     if json_out is not None:
-        write_text(json_out, json_text(result))
+        run_guarded(lambda: write_text(json_out, json_text(result)))
 
 
 def export_trec(run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
@@ -55,13 +57,15 @@ def export_trec(run_dir: Annotated[Path, typer.Argument(help="A run folder.")],
     whitespace percent-encoded; `ragassay trec-eval` on them gives the run's values)."""
     from ..report.trec import export_trec
     from ..runfolder import read_run_folder
+    from ..targets import check_folder_target
 
     dest = out_dir if out_dir is not None else run_dir / "trec"
+    run_guarded(lambda: check_folder_target(dest, "--out"))
     notes = run_guarded(lambda: export_trec(read_run_folder(run_dir), dest))
     for note in notes:
-        consoles.err.print(f"note: {escape(note)}")
-    consoles.err.print(f"wrote {escape(str(dest / 'run.trec'))} and "
-                       f"{escape(str(dest / 'qrels.trec'))}")
+        consoles.err.print(f"note: {literal(note)}")
+    consoles.err.print(f"wrote {literal(str(dest / 'run.trec'))} and "
+                       f"{literal(str(dest / 'qrels.trec'))}")
 
 
 def report(run_dirs: Annotated[list[Path], typer.Argument(
@@ -72,7 +76,10 @@ def report(run_dirs: Annotated[list[Path], typer.Argument(
     """(Re)write the HTML report of a run folder, or write the page comparing runs."""
     from ..report.compare_html import write_compare_html
     from ..report.html import write_html
+    from ..targets import check_file_target
 
+    if out_file is not None:
+        run_guarded(lambda: check_file_target(out_file, "--out"))
     path = run_guarded(lambda: write_html(run_dirs[0], out_file) if len(run_dirs) == 1
                   else write_compare_html(run_dirs, out_file))
     consoles.err.print(f"report → {path}")

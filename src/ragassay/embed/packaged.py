@@ -11,13 +11,14 @@ from importlib import metadata
 
 
 def installed_version(distribution: str, extra: str) -> str:
-    """The installed version of ``distribution``; ``ValueError`` naming the extra if absent."""
+    """The installed version of ``distribution``; :class:`~ragassay.errors.MissingPackage`
+    with the install line of the extra if absent (exit 2)."""
     try:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:
-        raise ValueError(f"this embedder needs the {distribution} package: "
-                         f"pip install 'ragassay[{extra}]'  (or: pip install "
-                         f"{distribution})") from None
+        from ..errors import MissingPackage
+
+        raise MissingPackage("index.embedder", distribution, extra, "this embedder") from None
 
 
 def checked_version(distribution: str, extra: str, recorded: str | None) -> str:

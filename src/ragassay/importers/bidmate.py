@@ -27,10 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..ingest.loaders import slugify
 from ..jsonio import iter_jsonl, json_text, jsonl_text, parse_record, read_json, read_yaml
 from ..schema import GoldEvidence, GoldRecord, Question
-from .common import ImportedSet, make_question, need
+from .common import ImportedSet, document_file_names, make_question, need
 
 DEFAULT_CONFIG = "configs/eval/rag_quality_v1.yaml"
 # Pipeline keys ragassay has under the same name; their values are checked by the preset.
@@ -240,8 +239,9 @@ def _rebuild_documents(meta: dict[str, Any], out: ImportedSet) -> None:
         if isinstance(span, list) and span and isinstance(span[0], int) and span[0] >= 1:
             section["page"] = span[0]
         doc["sections"].append(section)
+    names = document_file_names(list(docs), out.source)
     for doc_id, doc in docs.items():
-        out.files[f"{slugify(doc_id)}.json"] = json_text(doc).encode("utf-8")
+        out.files[names[doc_id]] = json_text(doc).encode("utf-8")
     out.notes.append(f"documents rebuilt from the index ({len(docs)}): no source documents "
                      "found")
 

@@ -16,16 +16,18 @@ after re-chunking is re-anchored at run time to the chunk that holds the claim.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import hashlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..atomic import FolderWriter, write_folder
 from ..config import CONTRACT_PRESET, PRESETS
-from ..errors import InputError
+from ..errors import InputError, install_line
 from ..ingest.chunking import chunk_id, windows
 from ..ingest.document import normalize_nfc
+from ..ingest.loaders import slugify
 from ..jsonio import json_text, jsonl_text, parse_record
 from ..schema import DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP, GoldEvidence, GoldRecord, Question
 from ..text import split_sentences
@@ -171,6 +173,37 @@ def _dump(record: Question | GoldRecord) -> dict[str, Any]:
     return record.model_dump(mode="json", exclude_defaults=True)
 
 
+MAX_FILE_STEM_BYTES = 200  # a file name may have 255 bytes; room for ".json" and a suffix
+
+
+def document_file_names(doc_ids: Sequence[str], source: str | Path) -> dict[str, str]:
+    """A file name (``<slug>.json``) for each document id, never one for two ids: ids that
+    slugify alike (``Foo Bar``, ``foo-bar``, ``FOO_BAR`` → ``foo-bar``) keep the slug for
+    the first and get ``<slug>-<8 hex of the id's SHA-256>`` after it, so no document
+    overwrites another (the id itself stays inside the file). An id whose slug is empty
+    (``"!!!"``) or longer than 200 bytes is an error naming the id."""
+    names: dict[str, str] = {}
+    taken: set[str] = set()
+    for doc_id in doc_ids:
+        if doc_id in names:
+            continue
+        try:
+            slug = slugify(doc_id)
+        except InputError:
+            raise InputError(source, f"doc_id {doc_id!r} has no letter or digit to name its "
+                             "file after; give the document an id with one",
+                             field="doc_id") from None
+        if len(slug.encode("utf-8")) > MAX_FILE_STEM_BYTES:
+            raise InputError(source, f"doc_id {doc_id[:40]!r}... is {len(slug.encode())} "
+                             f"bytes as a file name; at most {MAX_FILE_STEM_BYTES}: give the "
+                             "document a shorter id", field="doc_id")
+        if slug in taken:
+            slug = f"{slug}-{hashlib.sha256(doc_id.encode('utf-8')).hexdigest()[:8]}"
+        taken.add(slug)
+        names[doc_id] = f"{slug}.json"
+    return names
+
+
 def config_name(preset: str) -> str:
     """``config.yaml`` for the naive baseline, ``config.<preset>.yaml`` for another preset."""
     return "config.yaml" if preset == "naive_baseline" else f"config.{preset}.yaml"
@@ -199,6 +232,9 @@ def _config_text(imported: ImportedSet, preset: str, command: str) -> str:
             "# Relative paths are relative to this file. Build the index, then run:\n"
             f"#   ragassay index --source DIR/documents --out DIR/index{index_opts}\n"
             f"#   ragassay run -c DIR/{config_name(preset)}\n")
+    if preset != "naive_baseline":  # BM25 (alone or in the hybrid) is an optional extra
+        head += ("# Needs the bm25 extra (bm25s; kiwipiepy only for Korean text):\n"
+                 f"#   {install_line('bm25')}\n")
     return head + yaml.safe_dump(body, allow_unicode=True, sort_keys=False)
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import InputError, unknown_name
+from ..jsonio import read_limited
 from .document import LoadedDocument, PageSpan, decode, new_document, normalize_nfc
 from .plain import load_json, load_jsonl, load_md, load_txt
 from .rich import load_docx, load_html, load_pdf
@@ -33,6 +34,8 @@ log = logging.getLogger(__name__)
 # Bump when extraction changes what text a file yields: it is part of the index fingerprint,
 # so indexes built by an older loader are reported stale.
 INGEST_VERSION = 1
+# The largest document file read (whole, to hash and parse it); documented in formats.md.
+MAX_DOCUMENT_BYTES = 256 * 1024 * 1024
 
 Loader = Callable[[Path, bytes], list[LoadedDocument]]
 
@@ -146,7 +149,7 @@ def load_file(root: str | Path, rel: str) -> list[LoadedDocument]:
         raise InputError(path, unknown_name("file type", path.suffix, SUPPORTED_EXTENSIONS,
                                             known_as="supported"))
     try:
-        data = path.read_bytes()
+        data = read_limited(path, MAX_DOCUMENT_BYTES, "document")
     except OSError as exc:
         raise InputError(path, f"cannot read file ({exc.strerror or exc})") from None
     digest = hashlib.sha256(data).hexdigest()

@@ -33,8 +33,10 @@ def _canonical(name: str) -> str:
 
 
 def _default_metrics(run: dict[str, Any]) -> list[str]:
+    """Every aggregate of the baseline with per-question values: one no question was
+    measured on (``judge_faithfulness`` without a judge) has nothing to pair."""
     m: RunMetrics = run["metrics"]
-    return list(m.means())
+    return [name for name in m.means() if name in run["per_question"]]
 
 
 def read_runs(run_dirs: list[Path]) -> list[RunResult]:

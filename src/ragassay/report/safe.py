@@ -2,7 +2,8 @@
 
 Questions, topics, ids and answers come from the user's files. In the terminal they must not
 be read as rich markup (``[/Monat]`` would crash a table, ``[link=...]`` would render) or
-carry escape sequences; in ``summary.md`` they must not open HTML (``<script>``), links,
+carry escape sequences or bidi controls (:func:`ragassay.termsafe.plain`); in ``summary.md``
+they must not open HTML (``<script>``), links,
 emphasis or new lines (a newline would inject a heading). The HTML report escapes with
 ``html.escape`` itself.
 """
@@ -14,24 +15,18 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from ..termsafe import plain
+
 if TYPE_CHECKING:  # rich's tables are imported when a table is drawn, not at start-up
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-# C0/C1 control characters (ESC included) and the Unicode line/paragraph separators.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
-_NEWLINES = re.compile(r"\r\n|[\r\n\t]")
 # The Markdown punctuation that could open code or emphasis, end a table cell, or close a
 # link or image (``](`` / ``][``; a reference definition would need a line of its own, which
 # user text never starts). ``<`` and ``&`` are HTML-escaped; ``_`` inside words, ``#``
 # mid-line and a bracket of its own (``[0.5, 0.9]``) are harmless and stay readable.
 _MD_SPECIAL = re.compile(r"([\\`*|]|\](?=[(\[]))")
-
-
-def plain(text: object) -> str:
-    """One line of text without control characters (tabs and newlines become spaces)."""
-    return _CONTROL.sub("", _NEWLINES.sub(" ", str(text)))
 
 
 def md(text: object) -> str:
