@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..schema import DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP
+from ..defaults import DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP
 from . import consoles
 from .common import CliCommand, CliGroup, ForceOpt, literal, run_guarded
 from .output import show_table
