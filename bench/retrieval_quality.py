@@ -7,7 +7,7 @@
 Each file is imported as ``ragassay import squad`` imports it (one document per paragraph,
 the annotators' sentence as the gold claim), indexed once per embedder the backends need
 (``build_index``, the default 400/80 chunks), and each question's gold anchored as a run
-anchors it. Each backend is the retriever of the preset that runs it (``make_retriever``):
+anchors it. Each backend is the retriever of the preset that runs it (``build_retriever``):
 
 - ``hashing``: dense search over the hashing embedder's index (the naive baseline);
 - ``bm25``: BM25 over the same chunks (preset ``bm25``);
@@ -41,7 +41,7 @@ from ragassay.importers.common import write_set
 from ragassay.importers.squad import read_squad
 from ragassay.index.build import build_index
 from ragassay.metrics.retrieval import retrieval_scores
-from ragassay.pipeline import make_retriever
+from ragassay.retrieve import build_retriever
 from ragassay.schema import GoldRecord, Question
 from ragassay.store import Index
 
@@ -100,14 +100,14 @@ def measure_set(path: Path, backends: Sequence[str], *, k: int = 5,
 
 
 def retriever_of(backend: str, index: Index, built: dict[str, Any]) -> Any:
-    """The retriever of the backend's preset (``make_retriever``). The hashing, BM25 and
+    """The retriever of the backend's preset (``build_retriever``). The hashing, BM25 and
     hybrid backends are the hybrid preset's retriever and its two halves, built once: BM25
     tokenises every chunk (Korean through kiwipiepy), which is most of a small run."""
     embedder, preset = PRESET[backend]
     if embedder != "hashing":
-        return make_retriever(index, EvalConfig.model_validate({"pipeline": {"name": preset}}))
+        return build_retriever(index, EvalConfig.model_validate({"pipeline": {"name": preset}}))
     if "hybrid" not in built:
-        built["hybrid"] = make_retriever(index, EvalConfig.model_validate(
+        built["hybrid"] = build_retriever(index, EvalConfig.model_validate(
             {"pipeline": {"name": "hybrid", "retrieval_backend": "hybrid"}}))
     hybrid = built["hybrid"]
     return {"hybrid": hybrid, "hashing": hybrid.retrievers[0],

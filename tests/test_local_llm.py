@@ -360,8 +360,6 @@ def test_an_abstention_of_the_real_model_is_not_scored_as_an_answer(
                        and "mayor" in c["claim"].casefold() for c in rep.claims), answer
 
 
-@pytest.mark.xfail(strict=True, reason="the endpoint client does not count timeouts toward "
-                   "fail fast yet: 64 attempts (16 claims x 4)")
 def test_a_dead_slow_judge_costs_a_bounded_number_of_attempts(local_llm: ServerProcess
                                                               ) -> None:
     """timeout_s 0.05 against a server that needs seconds: fail fast must stop the judge

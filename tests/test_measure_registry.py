@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragassay import evaluate
+from ragassay import evaluate_rag as evaluate
 from ragassay.config import EvalConfig
 from ragassay.metrics import evaluate as ir_evaluate
 from ragassay.metrics.kernels import Cutoffs, Relevance

@@ -37,9 +37,9 @@ pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
 runner = CliRunner()
 
 
-def run_cli(*args: str) -> None:
+def run_cli(*args: str, code: int = 0) -> None:
     res = runner.invoke(cli.app, list(args))
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == code, res.output
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     run_cli("run", "--config", str(CONFIG), "--run-id", "fixture-k3", "--k", "3",
             "--output-root", str(out))
     config = make_eval_set(out / "gen2000-set", 2000, seed=0)
-    run_cli("run", "--config", str(config), "--run-id", "gen2000", "--output-root", str(out))
+    run_cli("run", "--config", str(config), "--run-id", "gen2000", "--output-root", str(out),
+            code=3)  # the generated set has questions without a prediction
     run_cli("report", str(out / "fixture"), str(out / "fixture-k3"))
     return {"fixture": out / "fixture", "k3": out / "fixture-k3", "gen": out / "gen2000",
             "compare": out / "fixture-k3" / "compare-fixture.html"}
