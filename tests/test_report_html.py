@@ -8,7 +8,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
 import subprocess
 import tempfile
 from html.parser import HTMLParser
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from browser import BROWSER, OFFLINE_SWITCHES
 from builders import ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -50,7 +50,6 @@ from ragassay.schema import (
 )
 
 CONFIG = ROOT / "configs/eval/rag_quality_v1.yaml"
-BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 # --- reading the page -------------------------------------------------------------------
@@ -675,8 +674,7 @@ def test_page_in_a_headless_browser(tmp_path: Path) -> None:
     folder, _ = written(result, tmp_path / "run")
     assert BROWSER is not None
     done = subprocess.run(
-        [BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
+        [BROWSER, *OFFLINE_SWITCHES, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
          (folder / "report.html").as_uri()],
         capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
