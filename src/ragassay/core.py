@@ -22,7 +22,7 @@ from .answer.prompt import TOKENIZER, build_prompt, count_tokens
 from .checks import question_checks
 from .config import EvalConfig
 from .contexts import place_texts
-from .diagnose import Case, diagnose
+from .diagnose import Case, claim_evidence, diagnose
 from .errors import InputError
 from .executor import Executor, LocalExecutor, split
 from .gold import anchor_gold, check_gold, gold_warnings
@@ -391,6 +391,8 @@ def check_claims(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult])
 
     with stages.bar("checking claims", 1) as bar:
         run_checks(cfg, inputs, results)
+        for r in results:  # the failure labels a claim verdict caused name that claim
+            claim_evidence(r.failures, r.claims)
         bar.advance()
 
 

@@ -33,6 +33,7 @@ from .citation import (
     missing_page_number,
     vague_citation_for_multiple_claims,
 )
+from .claim_evidence import ClaimCause, add_claim_evidence, claims_behind
 from .evaluation import metric_missing, no_gold_evidence
 from .parsing import (
     figure_content_ignored,
@@ -44,6 +45,7 @@ from .parsing import (
 )
 from .registry import (
     CATEGORIES,
+    CLAIM_CAUSES,
     DETECTORS,
     UNOBSERVABLE,
     Detector,
@@ -94,6 +96,13 @@ def diagnose(case: Case, cfg: DiagnoseConfig) -> dict[str, dict[str, Any]]:
     return out
 
 
+def claim_evidence(failures: dict[str, dict[str, Any]], claims: dict[str, Any] | None,
+                   ) -> None:
+    """Add to each label of ``failures`` the claims behind it (:mod:`.claim_evidence`, the
+    causes registered with ``@detects(..., claims=...)``), in place."""
+    add_claim_evidence(failures, claims, CLAIM_CAUSES)
+
+
 def count_labels(rows: list[dict[str, dict[str, Any]]]) -> dict[str, int]:
     """Failure counts for every registered label (0 where none fired), in taxonomy order."""
     counts = Counter(label for row in rows for label in row)
@@ -101,9 +110,10 @@ def count_labels(rows: list[dict[str, dict[str, Any]]]) -> dict[str, int]:
 
 
 __all__ = [
-    "ANSWER", "CATEGORIES", "CITATION", "DETECTORS", "EVALUATION", "LABELS", "PARSING",
-    "RETRIEVAL", "detects", "labels", "labels_of", "unobservable", "unregister",
-    "UNOBSERVABLE", "Case", "Detector", "chunk_boundary_split", "citation_does_not_support_claim",
+    "ANSWER", "CATEGORIES", "CITATION", "CLAIM_CAUSES", "ClaimCause", "DETECTORS", "EVALUATION",
+    "LABELS", "PARSING", "RETRIEVAL", "detects", "labels", "labels_of", "unobservable",
+    "unregister", "UNOBSERVABLE", "Case", "Detector", "chunk_boundary_split",
+    "citation_does_not_support_claim", "claim_evidence", "claims_behind",
     "correct_answer_wrong_citation", "count_labels", "coverage", "detector", "diagnose",
     "document_text", "failed_to_abstain", "figure_content_ignored", "gold_evidence_not_in_top_k",
     "gold_evidence_ranked_too_low", "hallucinated_requirement", "header_footer_noise",
@@ -111,5 +121,5 @@ __all__ = [
     "missing_page_number", "multi_chunk_evidence_missing", "no_gold_evidence", "noise_share",
     "overconfident_weak_evidence", "page_metadata_missing", "partial_answer",
     "query_wording_mismatch", "repeated_lines", "similarity", "table_content_lost",
-    "vague_citation_for_multiple_claims", "wrong_similar_clause", "wrong_synthesis",
+    "vague_citation_for_multiple_claims", "wrong_similar_clause", "wrong_synthesis"
 ]

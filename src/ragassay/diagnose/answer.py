@@ -8,12 +8,13 @@ from ..config import DiagnoseConfig
 from ..metrics.answer import strip_markers
 from ..metrics.numbers import extract_numbers, number_supported
 from .case import Case
+from .claim_evidence import ClaimCause
 from .registry import detects
 
 # --- answer --------------------------------------------------------------------------
 
 
-@detects("answer_failure")
+@detects("answer_failure", claims=ClaimCause("context"))
 def hallucinated_requirement(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """A supported answer states what no evidence holds.
 
@@ -35,7 +36,7 @@ def hallucinated_requirement(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] 
     return None
 
 
-@detects("answer_failure")
+@detects("answer_failure", claims=ClaimCause("answer"))
 def partial_answer(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """The answer holds some, not all, of what a right answer must contain."""
     must = case.question.must_contain
@@ -54,7 +55,7 @@ def overconfident_weak_evidence(case: Case, cfg: DiagnoseConfig) -> dict[str, An
     return {"best_score": round(max(scores), 6), "threshold": cfg.weak_evidence_score}
 
 
-@detects("answer_failure")
+@detects("answer_failure", claims=ClaimCause("gold"))
 def wrong_synthesis(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """Gold evidence was in the context, yet the answer holds none of what it must contain
     (a wrong answer, or a decline although the evidence was there)."""

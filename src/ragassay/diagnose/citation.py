@@ -7,12 +7,13 @@ from typing import Any
 from ..config import DiagnoseConfig
 from ..text import split_sentences
 from .case import Case
+from .claim_evidence import ClaimCause
 from .registry import detects
 
 # --- citation ------------------------------------------------------------------------
 
 
-@detects("citation_failure")
+@detects("citation_failure", claims=ClaimCause("cited"))
 def correct_answer_wrong_citation(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """The answer is right but cites no gold chunk."""
     if case.answer_scores.get("correct") != 1 or not case.supported or not case.gold_ids:
@@ -22,7 +23,7 @@ def correct_answer_wrong_citation(case: Case, cfg: DiagnoseConfig) -> dict[str, 
     return {"cited": case.cited, "gold_chunk_ids": case.gold_ids}
 
 
-@detects("citation_failure")
+@detects("citation_failure", claims=ClaimCause("cited"))
 def insufficient_citation(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """A supported answer with no citation, or one that leaves retrieved gold evidence uncited
     while its cited chunks do not hold what the answer says (:meth:`Case.covers_answer`)."""
@@ -56,7 +57,7 @@ def missing_page_number(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | Non
     return {"citations": out} if out else None
 
 
-@detects("citation_failure")
+@detects("citation_failure", claims=ClaimCause("cited"))
 def citation_does_not_support_claim(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """The cited source cannot support the answer: a number not in it, or a source never seen."""
     reason = case.answer_scores.get("groundedness_reason") or ""

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..config import DiagnoseConfig
 from .case import Case
+from .claim_evidence import ClaimCause
 
 Detector = Callable[[Case, DiagnoseConfig], "dict[str, Any] | None"]
 
@@ -27,6 +28,7 @@ CATEGORIES = ("retrieval_failure", "parsing_failure", "citation_failure", "answe
 
 DETECTORS: dict[str, Detector] = {}  # label → detector, in registration order
 UNOBSERVABLE: dict[str, str] = {}  # label → why no detector can fire it
+CLAIM_CAUSES: dict[str, ClaimCause] = {}  # label → the claim verdicts that cause it
 _ORDER: list[str] = []  # every label, in registration order
 
 
@@ -39,14 +41,19 @@ def _add(label: str) -> None:
     _ORDER.append(label)
 
 
-def detects(category: str, *, name: str | None = None) -> Callable[[Detector], Detector]:
+def detects(category: str, *, name: str | None = None, claims: ClaimCause | None = None,
+            ) -> Callable[[Detector], Detector]:
     """Register the decorated function as the detector of ``category.<its name>`` (or
     ``category.name``). A detector returns the evidence that triggered it (a JSON-able
-    dict), or None. A label registered twice raises :class:`ValueError`."""
+    dict), or None. ``claims`` says which claim verdicts cause the label: its evidence then
+    lists those claims (:mod:`.claim_evidence`). A label registered twice raises
+    :class:`ValueError`."""
     def register(fn: Detector) -> Detector:
         label = f"{category}.{name or getattr(fn, '__name__', '')}"
         _add(label)
         DETECTORS[label] = fn
+        if claims is not None:
+            CLAIM_CAUSES[label] = claims
         return fn
     return register
 
@@ -62,6 +69,7 @@ def unregister(label: str) -> None:
     _ORDER.remove(label)
     DETECTORS.pop(label, None)
     UNOBSERVABLE.pop(label, None)
+    CLAIM_CAUSES.pop(label, None)
 
 
 def labels() -> tuple[str, ...]:
