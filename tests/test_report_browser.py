@@ -23,6 +23,8 @@ from synthetic import make_eval_set
 from typer.testing import CliRunner
 
 import ragassay.cli as cli
+from ragassay.report.claims import CLAIM_HEADER, claim_rows
+from ragassay.report.rows import STATIC_ROWS, failing_first
 from ragassay.runfolder import read_run_folder
 
 CONFIG = ROOT / "configs/eval/rag_quality_v1.yaml"
@@ -190,6 +192,37 @@ def test_generated_report_of_2000_questions(runs: dict[str, Path], driver: Any,
                           "e.dispatchEvent(new Event('input'))")
     assert driver.get_log("browser") == []
     screenshot(driver, shots / "report-2000.png", 1800)
+
+
+def test_a_row_drawn_by_the_script_shows_its_claim_list(runs: dict[str, Path], driver: Any,
+                                                        ) -> None:
+    """A question past the statically written rows, opened in the page the script drew:
+    its claim list holds the cells of the run record's claims (claim, verdicts, what
+    decided, evidence), as the static rows and summary.md have them."""
+    run_dir = runs["gen"]
+    result = read_run_folder(run_dir)
+    ordered = failing_first(result.questions)
+    q = next(q for q in ordered[STATIC_ROWS:] if claim_rows(q))
+    driver.set_window_size(1280, 1000)
+    load(driver, run_dir / "report.html")
+    driver.execute_script("var e=document.getElementById('f-text');e.value=arguments[0];"
+                          "e.dispatchEvent(new Event('input'))", q.question_id)
+    body = next(b for b in driver.find_elements(By.CSS_SELECTOR, "#qtable > tbody")
+                if b.find_element(By.CSS_SELECTOR, "tr.main td.ids").text == q.question_id)
+    body.find_element(By.CSS_SELECTOR, "details summary").click()
+    detail = body.find_element(By.CSS_SELECTOR, "details .detail")
+    WebDriverWait(driver, 10).until(lambda d: detail.text)
+    table = detail.find_element(By.CSS_SELECTOR, "table.claims")
+    head = [th.text for th in table.find_elements(By.CSS_SELECTOR, ":scope > thead th")]
+    cells = [[td.get_attribute("textContent") for td in tr.find_elements(By.TAG_NAME, "td")]
+             for tr in table.find_elements(By.CSS_SELECTOR, ":scope > tbody > tr")]
+    assert head == CLAIM_HEADER[1:]
+    assert cells == [row[1:] for row in claim_rows(q)]
+    assert {row[1] for row in cells} <= {"entailed", "contradicted", "unsupported",
+                                         "undecided"}
+    driver.execute_script("var e=document.getElementById('f-text');e.value='';"
+                          "e.dispatchEvent(new Event('input'))")
+    assert driver.get_log("browser") == []
 
 
 def test_comparison_page(runs: dict[str, Path], driver: Any, shots: Path) -> None:

@@ -27,7 +27,9 @@ def _evidence(verdict: dict[str, Any]) -> str:
 
 
 def claim_rows(q: QuestionResult) -> list[list[str]]:
-    """One row per answer claim of ``q`` (none when it has no claim record)."""
+    """One row per answer claim of ``q`` (none when it has no claim record), cells in
+    :data:`CLAIM_HEADER` order: the one source of the claim list in ``summary.md``, the
+    static rows of ``report.html`` and the rows its script draws (:mod:`.rows`)."""
     if not q.claims or "claims" not in q.claims:
         return []
     return [[q.question_id, c["claim"], _v(c["cited"]), _v(c["context"]), _v(c["gold"]),

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..runfolder import QuestionResult, RunResult
 from .charts import CATEGORY_COLORS, esc, is_number
+from .claims import claim_rows
 
 STATIC_ROWS = 50  # questions written as static HTML (failing first), for a page without JS
 RETRIEVED_SHOWN = 20  # retrieved chunks per question embedded in the page (k cut-off drawn)
@@ -48,7 +49,7 @@ class Strings:
 
 # A row is a list in this field order (trailing empty fields left off); see decode_row.
 ROW_FIELDS = ("id", "q", "topic", "ans", "st", "c", "gr", "rank", "top", "lab", "ret", "nret",
-              "gold", "gri", "text", "cit", "cited", "nm", "ev")
+              "gold", "gri", "text", "cit", "cited", "nm", "ev", "cl")
 _CHECK_CHAR = {True: "y", False: "n", None: "-"}
 
 
@@ -72,7 +73,8 @@ def question_row(q: QuestionResult, k: int, s: Strings) -> list[Any]:
     labels, topic, status and reasons are positions in ``s``; ``c`` is the three checks as
     ``y`` / ``n`` / ``-``; ``ret`` holds ``[chunk, score]`` per retrieved chunk, with
     ``gold, rank`` appended when they are not "in the gold list" and the position; ``ev`` the
-    evidence per label in ``lab`` order."""
+    evidence per label in ``lab`` order; ``cl`` the claim list (:func:`.claims.claim_rows`
+    without the question id, every cell a position in ``s``)."""
     gold_ids = set(q.gold_chunk_ids)
     cited = q.scores.get("cited_ids")
     ret = []
@@ -99,6 +101,7 @@ def question_row(q: QuestionResult, k: int, s: Strings) -> list[Any]:
         values["cited"] = [s(str(x)) for x in cited] if isinstance(cited, list) else []
     values["nm"] = s(q.not_measured)
     values["ev"] = _tilde(list(q.failures.values()), s) if q.failures else None
+    values["cl"] = [[s(cell) for cell in row[1:]] for row in claim_rows(q)] or None
     row = [values.get(name) for name in ROW_FIELDS]
     while row and row[-1] is None:
         row.pop()
@@ -108,7 +111,7 @@ def question_row(q: QuestionResult, k: int, s: Strings) -> list[Any]:
 def decode_row(row: list[Any], strings: list[str]) -> dict[str, Any]:
     """A row as the page's script reads it: ``{field: value}`` with strings resolved, checks
     as True / False / None, ``ret`` as ``[rank, chunk_id, score, gold]``, ``ev`` as
-    ``{label: evidence}``."""
+    ``{label: evidence}``, ``cl`` as the claim rows' cells (``[]`` without claims)."""
     r = dict(zip(ROW_FIELDS, row + [None] * (len(ROW_FIELDS) - len(row)), strict=True))
 
     def at(i: int | None) -> str | None:
@@ -133,6 +136,7 @@ def decode_row(row: list[Any], strings: list[str]) -> dict[str, Any]:
         r["cit"] = [[at(x[0]), x[1]] for x in r["cit"]]
         r["cited"] = [at(x) for x in r["cited"] or []]
     r["ev"] = dict(zip(r["lab"], untilde(r["ev"]), strict=True)) if r["ev"] else None
+    r["cl"] = [[at(cell) for cell in row] for row in r["cl"] or []]
     return r
 
 

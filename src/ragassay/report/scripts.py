@@ -9,8 +9,13 @@ by side from ``#pairs``. Both write user text only through ``esc`` (HTML-escaped
 
 from __future__ import annotations
 
-# Shared helpers: escaping, verdicts, a chunk list with the k cut-off, an answer block.
-_COMMON = r"""
+import json
+
+from .claims import CLAIM_HEADER
+
+# Shared helpers: escaping, verdicts, a chunk list with the k cut-off, an answer block, the
+# claim list (the cells come with each row: ragassay.report.claims.claim_rows).
+_COMMON = "var CLAIM_HEAD=" + json.dumps(CLAIM_HEADER[1:]) + ";" + r"""
 var ESC={"&":"&amp;","<":"&lt;",">":"&gt;",'"':"&quot;","'":"&#x27;"};
 function esc(s){return String(s===null||s===undefined?"":s).replace(/[&<>"']/g,function(c){return ESC[c];});}
 function vt(v){return v===null||v===undefined?"\u2014":(v?"yes":"no");}
@@ -18,7 +23,7 @@ function cat(l){return l.split(".")[0];}
 function short(l){var i=l.indexOf(".");return i<0?l:l.slice(i+1);}
 function json(id){var el=document.getElementById(id);return el?JSON.parse(el.textContent):null;}
 var TEXTS=json("chunks")||{};
-var FIELDS=["id","q","topic","ans","st","c","gr","rank","top","lab","ret","nret","gold","gri","text","cit","cited","nm","ev"];
+var FIELDS=["id","q","topic","ans","st","c","gr","rank","top","lab","ret","nret","gold","gri","text","cit","cited","nm","ev","cl"];
 var CH={"y":true,"n":false,"-":null};
 function decode(a,S){
   var r={},i;for(i=0;i<FIELDS.length;i++)r[FIELDS[i]]=i<a.length?a[i]:null;
@@ -35,6 +40,7 @@ function decode(a,S){
   if(r.cit!==null){r.cit=r.cit.map(function(c){return [S[c[0]],c[1]];});r.cited=(r.cited||[]).map(str);}
   else{delete r.text;}
   if(r.ev){var e={},ev=un(r.ev);r.lab.forEach(function(l,i){e[l]=ev[i];});r.ev=e;}
+  r.cl=(r.cl||[]).map(function(row){return row.map(str);});
   return r;
 }
 function chunkText(id){
@@ -78,8 +84,16 @@ function answerBlock(r){
       ' <span class="src">'+esc(src[x].join(" + "))+'</span>'+(gold[x]?' <span class="gold">gold</span>':'')+' '+chunkText(x)+'</li>';}
   return h+'</ul>';
 }
+function claimsTable(rows){
+  if(!rows.length)return "";
+  var h='<h4>Claims</h4><div class="scroll"><table class="claims"><thead><tr>',i,j;
+  for(i=0;i<CLAIM_HEAD.length;i++)h+='<th>'+esc(CLAIM_HEAD[i])+'</th>';
+  h+='</tr></thead><tbody>';
+  for(i=0;i<rows.length;i++){h+='<tr>';for(j=0;j<rows[i].length;j++)h+='<td>'+esc(rows[i][j])+'</td>';h+='</tr>';}
+  return h+'</tbody></table></div>';
+}
 function detail(r,k){
-  var h=answerBlock(r)+retrievedTable(r,k)+goldLine(r);
+  var h=answerBlock(r)+claimsTable(r.cl)+retrievedTable(r,k)+goldLine(r);
   if(r.ev)h+='<h4>Failure evidence</h4><pre>'+esc(JSON.stringify(r.ev,null,2))+'</pre>';
   return h;
 }
