@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .checks import question_checks
+from .claims.decompose import decompose
 from .claims.verify import CLAIM_MEASURES, ClaimReport, Source, check_answer
 from .metrics.answer import DECLINED_STATUSES, item_alternatives
 
@@ -46,20 +47,38 @@ def gold_sources(inputs: Inputs, r: QuestionResult) -> list[Source]:
     return out
 
 
-def _one(inputs: Inputs, r: QuestionResult, judge: Any) -> ClaimReport:
+def _one(inputs: Inputs, r: QuestionResult, judge: Any, decompose_with: Any = None,
+         ) -> ClaimReport:
+    """One answer's claim report; with ``decompose_with`` (the judge's client) its claims
+    come from the LLM decomposition, recorded in ``report.decomposition``."""
     assert r.answer is not None
     store = inputs.store
     cited_ids = [c for c in (r.scores.get("cited_ids") or []) if store.has(c)]
     cited = [Source(store.chunk(c).text, c) for c in cited_ids]
     context = [Source(store.chunk(c).text, c) for c in r.context_chunk_ids if store.has(c)]
     fn = None if judge is None else (lambda c, s, q: judge.claim_verdict(c, s, q))
-    return check_answer(r.answer.text, declined=r.answer.status in DECLINED_STATUSES
-                        or bool(r.scores.get("declined")), question=r.question,
-                        cited=cited, context=context, gold=gold_sources(inputs, r), judge=fn)
+    declined = r.answer.status in DECLINED_STATUSES or bool(r.scores.get("declined"))
+    parts = None
+    if decompose_with is not None and not declined:
+        parts = decompose(decompose_with, r.answer.text, r.question)
+    report = check_answer(r.answer.text, declined=declined, question=r.question, cited=cited,
+                          context=context, gold=gold_sources(inputs, r), judge=fn,
+                          claims=None if parts is None else parts.claims)
+    if parts is not None:
+        report.decomposition = {"decomposed_by": parts.decomposed_by, "reason": parts.reason,
+                                "attempts": parts.attempts, "usage": parts.usage}
+    return report
 
 
 def _usage(report: ClaimReport) -> dict[str, int]:
+    """Tokens and calls of the judge's endpoint for one answer: its verdicts and, when the
+    LLM decomposed the answer, the decomposition's replies."""
     total = {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0}
+    parts = report.decomposition
+    if parts is not None:
+        total["calls"] += parts["attempts"]
+        for name in ("prompt_tokens", "completion_tokens"):
+            total[name] += int(parts["usage"].get(name, 0))
     rows = [v for c in report.claims for v in (c["cited"], c["context"], c["gold"]) if v]
     rows += [g["answer"] for g in report.gold_claims]
     seen: set[int] = set()
@@ -88,7 +107,9 @@ def check_claims(cfg: EvalConfig, inputs: Inputs, results: Sequence[QuestionResu
     from .endpoint import EndpointError, deadline_after, map_bounded
 
     try:
-        reports = (map_bounded(lambda r: _one(inputs, r, judge), todo, client.concurrency,
+        parts = client if cfg.claims.decompose == "llm" else None
+        reports = (map_bounded(lambda r: _one(inputs, r, judge, parts), todo,
+                               client.concurrency,
                                deadline_after(client.cfg.run_timeout_s))
                    if client is not None else [_one(inputs, r, None) for r in todo])
     finally:
@@ -119,8 +140,11 @@ def check_claims(cfg: EvalConfig, inputs: Inputs, results: Sequence[QuestionResu
 def claims_summary(cfg: EvalConfig, results: Sequence[QuestionResult]) -> dict[str, Any]:
     """The run's claim figures: claims, decided (by the checks alone / by the judge),
     undecided, unparsable judge replies and their share of the judge's verdicts, judge
-    calls and tokens, questions whose judge failed, and the rule for ``right``."""
+    calls and tokens, questions whose judge failed, the rule for ``right``, and how answers
+    were split (``decompose``; answers the LLM decomposed, answers that fell back to the
+    splitter because its replies were invalid)."""
     claims = decided = by_checks = by_judge = unparsable = failed = 0
+    by_llm = fallbacks = 0
     usage = {"prompt_tokens": 0, "completion_tokens": 0, "calls": 0}
     for r in results:
         if not r.claims:
@@ -128,6 +152,8 @@ def claims_summary(cfg: EvalConfig, results: Sequence[QuestionResult]) -> dict[s
         if "error" in r.claims:
             failed += 1
             continue
+        by_llm += r.claims.get("decomposed_by") == "llm"
+        fallbacks += "decompose_reason" in r.claims
         for c in r.claims["claims"]:
             v = c["cited"]
             claims += 1
@@ -145,4 +171,6 @@ def claims_summary(cfg: EvalConfig, results: Sequence[QuestionResult]) -> dict[s
             "judge_unparsable": unparsable,
             "judge_unparsable_share": unparsable / asked if asked else None,
             "judge_failed_questions": failed, "judge_usage": usage,
-            "right_by_claim_recall": cfg.metrics.right_by_claim_recall}
+            "right_by_claim_recall": cfg.metrics.right_by_claim_recall,
+            "decompose": cfg.claims.decompose, "decomposed_by_llm": by_llm,
+            "decompose_fallbacks": fallbacks}

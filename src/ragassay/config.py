@@ -160,6 +160,14 @@ class MetricsConfig(_Strict):
     labels_path: Path | None = None
 
 
+class ClaimsConfig(_Strict):
+    """How answers are split into claims (see docs/claims.md): ``sentences`` (the
+    deterministic splitter) or ``llm`` (through the judge's endpoint, falling back to the
+    splitter when its replies are invalid; needs ``judge:``)."""
+
+    decompose: Literal["sentences", "llm"] = "sentences"
+
+
 class DiagnoseConfig(_Strict):
     """Thresholds of the failure detectors (see `ragassay.diagnose`)."""
 
@@ -210,6 +218,8 @@ class EvalConfig(_Strict):
     decline_phrases: list[str] = Field(default_factory=list)
     # Optional claim-level judge through an OpenAI-compatible endpoint.
     judge: EndpointConfig | None = None
+    # How answers are split into claims (the LLM decomposition goes to the judge's endpoint).
+    claims: ClaimsConfig = Field(default_factory=ClaimsConfig)
     # A system under test, called as it runs (URL or package.module:function; docs/system.md)
     system: SystemConfig | None = None
     # Where the run's units run (local, process, ray); not part of what is measured.
@@ -220,6 +230,15 @@ class EvalConfig(_Strict):
     # Set by load_config: where it came from, for provenance.
     path: Path | None = Field(default=None, exclude=True)
     sha256: str = Field(default="", exclude=True)
+
+    @field_validator("claims")
+    @classmethod
+    def _llm_decomposition_needs_a_judge(cls, value: ClaimsConfig, info: ValidationInfo,
+                                         ) -> ClaimsConfig:
+        if value.decompose == "llm" and info.data.get("judge") is None:
+            raise ValueError("decompose: llm sends answers to the judge's endpoint: add a "
+                             "judge: block (base_url, model) or use decompose: sentences")
+        return value
 
     def retrieval_cutoffs(self) -> list[int]:
         """Every k the configured retrieval metrics need, plus the pipeline's top_k."""

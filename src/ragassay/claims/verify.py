@@ -89,13 +89,23 @@ class ClaimReport:
     gold_claims: list[dict[str, Any]] = field(default_factory=list)
     measures: dict[str, float | None] = field(default_factory=dict)
     missing: dict[str, str] = field(default_factory=dict)
+    # how the claims were found, when the LLM was asked ({decomposed_by, reason, attempts,
+    # usage}); None: the splitter
+    decomposition: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The record's ``claims`` field; ``decomposed_by`` is ``sentences`` (the splitter)
+        or ``llm``, with ``decompose_reason`` when the LLM's replies were invalid."""
         decided = [c for c in self.claims if c["cited"]["verdict"] is not None]
         by_checks = sum(c["cited"]["decided_by"] not in ("judge", "none") for c in decided)
-        return {"claims": self.claims, "gold_claims": self.gold_claims,
-                "decided_without_judge": by_checks, "decided": len(decided),
-                "total": len(self.claims)}
+        parts = self.decomposition or {}
+        out = {"claims": self.claims, "gold_claims": self.gold_claims,
+               "decided_without_judge": by_checks, "decided": len(decided),
+               "total": len(self.claims),
+               "decomposed_by": parts.get("decomposed_by", "sentences")}
+        if parts.get("reason"):
+            out["decompose_reason"] = parts["reason"]
+        return out
 
 
 def _share(num: int, den: int) -> float | None:
@@ -104,8 +114,11 @@ def _share(num: int, den: int) -> float | None:
 
 def check_answer(answer_text: str, *, declined: bool, question: str | None,
                  cited: Sequence[Source], context: Sequence[Source], gold: Sequence[Source],
-                 judge: JudgeFn | None = None) -> ClaimReport:
-    """Verdicts and measures of one answer (see the module docstring)."""
+                 judge: JudgeFn | None = None, claims: Sequence[str] | None = None,
+                 ) -> ClaimReport:
+    """Verdicts and measures of one answer (see the module docstring). ``claims`` are the
+    answer's claims when they were found otherwise (:mod:`.decompose`); by default the
+    splitter's. Each is checked the same way, whether or not the answer holds its words."""
     report = ClaimReport()
     gold_texts = [g.text for g in gold if g.text.strip()]
     gold_claim_texts = [c for g in gold if not g.chunk_id for c in split_claims(g.text)]
@@ -114,7 +127,7 @@ def check_answer(answer_text: str, *, declined: bool, question: str | None,
             report.measures[name] = None
             report.missing[name] = "the answer is declined: it claims nothing"
         return report
-    for claim in split_claims(answer_text):
+    for claim in split_claims(answer_text) if claims is None else claims:
         row: dict[str, Any] = {"claim": claim,
                                "cited": verdict_of(claim, cited, question, judge)}
         if row["cited"]["verdict"] == "entailed" or not context:
