@@ -47,7 +47,7 @@ def test_the_request_carries_the_claims_schema_and_the_reply_is_used(
     body = fake_server.control.last_body
     schema = body["response_format"]["json_schema"]["schema"]
     assert schema["properties"]["claims"] == {
-        "type": "array", "maxItems": MAX_CLAIMS,
+        "type": "array", "minItems": 1, "maxItems": MAX_CLAIMS,
         "items": {"type": "string", "minLength": 1, "maxLength": CLAIM_CHARS}}
     assert "Question: Warranty and shipping?" in body["messages"][-1]["content"]
     assert ANSWER in body["messages"][-1]["content"]

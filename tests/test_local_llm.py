@@ -24,6 +24,7 @@ from conftest import packaged_local_model
 from typer.testing import CliRunner
 
 from ragassay.answer.llm import LLMAnswerer
+from ragassay.claims.decompose import CLAIM_CHARS, MAX_CLAIMS, decompose
 from ragassay.claims.verify import Source, check_answer
 from ragassay.cli import app
 from ragassay.endpoint import EndpointConfig, EndpointError, OpenAICompatClient
@@ -338,6 +339,23 @@ def test_claims_the_checks_cannot_decide_go_to_the_real_judge(local_llm: ServerP
     v = rep.claims[0]["cited"]
     assert v["decided_by"] == "judge"  # a paraphrase: no deterministic check decides it
     assert v["verdict"] in ("entailed", "contradicted", "unsupported")
+
+
+def test_the_real_model_decomposes_an_answer_into_claims_that_parse(
+        local_llm: ServerProcess, tmp_path: Path) -> None:
+    """The schema's grammar makes any model's reply a valid claim list: the LLM's claims
+    are used (no fallback), within the schema's bounds; a rerun is served from the cache."""
+    c = client(local_llm, tmp_path / "cache")
+    before = decoded_tokens(local_llm)
+    parts = decompose(c, CITING.text, "What are the warranty and shipping terms?")
+    assert decoded_tokens(local_llm) > before
+    assert (parts.decomposed_by, parts.reason) == ("llm", "")
+    assert 1 <= len(parts.claims) <= MAX_CLAIMS
+    assert all(0 < len(claim) <= CLAIM_CHARS for claim in parts.claims)
+    after = decoded_tokens(local_llm)
+    assert decompose(c, CITING.text, "What are the warranty and shipping terms?"
+                     ).claims == parts.claims
+    assert decoded_tokens(local_llm) == after
 
 
 def test_an_abstention_of_the_real_model_is_not_scored_as_an_answer(

@@ -2,7 +2,7 @@
 
 The answer goes to the judge's endpoint (the one client, :mod:`ragassay.endpoint`: its
 retries, timeouts, cache and redaction) with a JSON schema as ``response_format``
-(:data:`DECOMPOSE_SCHEMA`: ``claims``, an array of at most :data:`MAX_CLAIMS` strings of
+(:data:`DECOMPOSE_SCHEMA`: ``claims``, an array of 1 to :data:`MAX_CLAIMS` strings of
 1 to :data:`CLAIM_CHARS` characters; llama.cpp's server turns it into a grammar). The reply
 is validated with pydantic (:class:`Decomposition`); an invalid reply is sent back once
 with the validation error; a second invalid reply (or an empty list for a non-empty
@@ -51,7 +51,7 @@ class Decomposition(BaseModel):
 
 DECOMPOSE_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"claims": {"type": "array", "maxItems": MAX_CLAIMS,
+    "properties": {"claims": {"type": "array", "minItems": 1, "maxItems": MAX_CLAIMS,
                               "items": {"type": "string", "minLength": 1,
                                         "maxLength": CLAIM_CHARS}}},
     "required": ["claims"],
