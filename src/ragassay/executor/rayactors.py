@@ -74,7 +74,7 @@ def start_ray(workers: int, address: str | None) -> None:
                              f"{address}: {first_line(exc)}: check that the cluster runs "
                              "and the address, or use --executor process") from None
         raise InputError("executor.kind", f"could not start a local Ray: {first_line(exc)}: "
-                         "see Ray's logs (ray_tmp_dir, by default /tmp/ray), or use "
+                         "see the logs of Ray's session folder, or use "
                          "--executor process") from None
 
 
