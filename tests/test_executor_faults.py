@@ -174,6 +174,19 @@ def test_a_lost_ray_actor_fails_the_run_as_bad_input(ray_units: None, unit: obje
             ex.map(_same, [1, 2], None, chunk_size=1)
 
 
+def test_the_raylets_errors_stay_off_stdout(local_ray: None,  # noqa: F811
+                                            capfd: pytest.CaptureFixture[str]) -> None:
+    """What Ray's driver prints when a raylet reports a worker's death (as Ray's error
+    listener calls it) goes to the debug log, not to stdout beside a command's output."""
+    from ray._private import worker
+
+    worker.print_to_stdstream({"lines": ["A worker died or was killed while executing a "
+                                         "task by an unexpected system error."],
+                               "pid": "raylet", "is_err": False}, ignore_prefix=False)
+    captured = capfd.readouterr()
+    assert "worker died" not in captured.out + captured.err
+
+
 @pytest.mark.skipif(not HAS_RAY, reason="the ray extra is not installed")
 @pytest.mark.parametrize("address", [None, "10.9.9.9:6379"])
 def test_a_ray_that_does_not_start_is_one_line_and_exit_2(tmp_path: Path,

@@ -156,7 +156,11 @@ class ProcessExecutor(Executor):
         """The error of every unit a broken pool did not end: how its worker ended (the
         exit code of the first worker that ended, read from the pool's processes)."""
         if self._lost is None:
-            codes = [p.exitcode for p in getattr(self._pool, "_processes", {}).values()]
+            processes = list((getattr(self._pool, "_processes", None) or {}).values())
+            # the pool is unusable: its workers joined first, so that each exit code is the
+            # one the pool's own thread read (two readers of a worker's status can race)
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            codes = [p.exitcode for p in processes]
             # the pool terminates the other workers itself (SIGTERM) once one is lost; a
             # signal says more than the exit code of a worker whose peer took it down
             dead = sorted((c for c in codes if c and c != -signal.SIGTERM),

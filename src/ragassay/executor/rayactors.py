@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..errors import InputError
-from ..localray import LOCALHOST, start_local_ray
+from ..localray import LOCALHOST, quiet_raylet_errors, start_local_ray
 from .base import Executor, Failed, WorkerLost
 from .process import rows_in_file
 from .travel import decode, dumps, encode_ids, one_thread, shared_object
@@ -63,6 +63,7 @@ def start_ray(workers: int, address: str | None) -> None:
     try:
         if address:
             ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)
+            quiet_raylet_errors()
         else:
             start_local_ray(workers)
     except InputError:
