@@ -33,6 +33,7 @@ from ragassay import (
 from ragassay.checks import totals, verdict_text
 from ragassay.diagnose import LABELS
 from ragassay.reasons import NO_PREDICTION
+from ragassay.report.cells import evidence_text
 from ragassay.report.charts import BAR_PLOT_W, FAIL_LABEL_W, FAIL_PLOT_W, LABEL_W
 from ragassay.report.html import decode_row, failing_first, render_html, write_html
 from ragassay.report.summary import gold_line
@@ -48,6 +49,7 @@ from ragassay.schema import (
     Question,
     RetrievedChunk,
 )
+from ragassay.termsafe import visible
 
 CONFIG = ROOT / "configs/eval/rag_quality_v1.yaml"
 
@@ -170,9 +172,11 @@ def grounded_cell(q: QuestionResult) -> str:
     return f"{text} ({reason})" if reason else text
 
 
-def rank_cell(q: QuestionResult) -> str:
+def rank_cell(q: QuestionResult, k: int) -> str:
+    """The rank as every view writes it: no gold, gold not retrieved, within k, beyond k."""
     rank = q.retrieval.get("rank")
-    return "—" if rank is None else "absent" if rank == 0 else str(rank)
+    return ("—" if rank is None else "not retrieved" if rank == 0 else str(rank) if rank <= k
+            else f"{rank} (> k={k})")
 
 
 # --- a small run built in memory --------------------------------------------------------
@@ -194,7 +198,7 @@ def tiny(k: int = 3, *, question: str = WARRANTY, answer: str = "Two years [d::c
     - q2 answerable: gold ranked 1st, wrong number (not grounded, not right);
     - q3 unanswerable, declined (grounded and right; found not applicable);
     - q4 answerable without a prediction (not measured);
-    - q5 answerable: gold never retrieved (rank "absent").
+    - q5 answerable: gold never retrieved (rank "not retrieved").
     """
     chunks = chunks or CHUNKS
     c1, c2, c3 = (c.chunk_id for c in chunks)
@@ -359,7 +363,7 @@ def test_found_header_and_check_cells_follow_the_run_k(k: int, tmp_path: Path) -
     for q, row in zip(failing_first(result.questions), parsed.rows, strict=True):
         ids, text, rank, found, grounded, right, _labels = row["cells"]
         assert (ids, text) == (q.question_id, q.question)
-        assert rank == rank_cell(q)
+        assert rank == rank_cell(q, k)
         assert found == verdict_text(q.checks.found), q.question_id
         assert grounded == grounded_cell(q), q.question_id
         assert right == verdict_text(q.checks.right), q.question_id
@@ -410,7 +414,7 @@ def test_question_details(tmp_path: Path) -> None:
     result = tiny(3)
     result.question("q1").gold_rank_in_index = {"d::chunk-001": 7}
     _, page = written(result, tmp_path / "run")
-    assert '<td class="num">absent</td>' in page  # q5: its gold was never retrieved
+    assert '<td class="num">not retrieved</td>' in page  # q5: its gold was never retrieved
     assert "rank 7 in the whole index" in page
     assert "d::chunk-001</span>, page 3" in page
     assert "No gold chunk for this question." in page  # q3, unanswerable
@@ -544,7 +548,7 @@ def test_script_is_escaped_everywhere(tmp_path: Path) -> None:
     data = embedded(page, "rows")
     row = decode_row(data["rows"][0], data["strings"])
     assert row["q"] == EVIL and row["text"] == EVIL and row["id"] == "q1"
-    assert row["ev"]["answer_failure.partial_answer"] == {"why": EVIL}
+    assert row["ev"]["answer_failure.partial_answer"] == f"why: {EVIL}"  # evidence as text
     assert f"{EVIL}d::chunk-003" in [c[1] for c in row["ret"]]
     assert f"{EVIL}d::chunk-003" in embedded(page, "chunks")
     escaped = html.escape(EVIL)
@@ -553,8 +557,8 @@ def test_script_is_escaped_everywhere(tmp_path: Path) -> None:
     assert f'<p class="answer">{escaped}</p>' in page
     assert f'<span class="ids">{escaped}d::chunk-001</span>, page 3' in page  # citation
     assert f'<td class="ids">{escaped}d::chunk-003</td>' in page  # retrieved chunk
-    # the failure evidence, pretty-printed as JSON, is escaped too
-    assert html.escape(json.dumps(EVIL)) in page
+    # the failure evidence, written as text, is escaped too
+    assert f"</span> why: {escaped}</li>" in page
     parsed = Page(page)
     assert parsed.problems == [] and parsed.scripts == 3
     assert parsed.rows[0]["cells"][1] == EVIL  # the text survives, as text
@@ -575,12 +579,14 @@ def test_any_text_is_escaped(question: str, answer: str) -> None:
     assert low.count("<script") == 3 and low.count("</script") == 3 and "<!--" not in page
     data = embedded(page, "rows")
     row = decode_row(data["rows"][0], data["strings"])
-    assert row["q"] == question and row["text"] == answer
-    assert f'<td class="question">{html.escape(question)}</td>' in page
-    assert f'<p class="answer">{html.escape(answer or "—")}</p>' in page
+    # the text as written, less the control and bidi control characters (termsafe.visible)
+    shown_q, shown_a = visible(question), visible(answer)
+    assert row["q"] == shown_q and row["text"] == shown_a
+    assert f'<td class="question">{html.escape(shown_q)}</td>' in page
+    assert f'<p class="answer">{html.escape(visible(answer or "—"))}</p>' in page
     parsed = Page(page)
     assert parsed.problems == []
-    assert parsed.rows[0]["cells"][1] == question
+    assert parsed.rows[0]["cells"][1] == shown_q
 
 
 def test_page_is_byte_identical_across_calls(tiny3: tuple[RunResult, Path, str],
@@ -696,11 +702,15 @@ def test_embedded_rows_decode_to_the_questions(real_run: tuple[RunResult, Path])
     result, run_dir = real_run
     data = embedded(page_of(run_dir), "rows")
     assert data["k"] == result.totals.k
+    assert data["ranks"] == {("null" if q.retrieval.get("rank") is None
+                              else str(q.retrieval["rank"])): rank_cell(q, result.totals.k)
+                             for q in result.questions}
     rows = [decode_row(r, data["strings"]) for r in data["rows"]]
     for q, r in zip(failing_first(result.questions), rows, strict=True):
         assert r["id"] == q.question_id and r["q"] == q.question and r["topic"] == q.topic
         assert r["c"] == [q.checks.found, q.checks.grounded, q.checks.right]
-        assert r["lab"] == list(q.failures) and (r["ev"] or {}) == q.failures
+        assert r["lab"] == list(q.failures) and (r["ev"] or {}) == {
+            label: evidence_text(ev) for label, ev in q.failures.items()}
         assert r["gold"] == q.gold_chunk_ids and r["nret"] == len(q.retrieved)
         assert [(x[0], x[1], x[3]) for x in r["ret"]] == [
             (h.rank, h.chunk_id, h.gold) for h in q.retrieved[:len(r["ret"])]]

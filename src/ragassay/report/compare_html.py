@@ -19,6 +19,7 @@ from ..checks import CHECKS, verdict_text
 from ..runfolder import QuestionResult, RunResult, referenced_chunk_ids
 from .charts import esc, fmt_num, higher_is_better
 from .compare import compare_runs, read_runs
+from .header import system_fact
 from .rows import Strings, json_script, question_row
 from .scripts import COMPARE_SCRIPT
 from .sections import scroll_table, totals_section
@@ -93,12 +94,10 @@ def render_compare_html(run_dirs: list[Path], *, seed: int = 0) -> str:
 def _runs_section(runs: list[RunResult], names: list[str]) -> str:
     parts = ["<section><h2>Runs</h2>"]
     for name, run in zip(names, runs, strict=True):
-        pipe = run.metrics.pipeline
+        label, system = system_fact(run.metrics)
         parts.append(f'<div class="run" data-run="{esc(name)}"><h3><code>{esc(name)}</code> '
-                     f'<span class="nm">{esc(pipe.get("name", run.metrics.mode))}, top_k '
-                     f'{esc(pipe.get("top_k", "—"))}, {esc(pipe.get("retrieval_backend", "—"))} '
-                     f"retrieval, {len(run.questions)} questions</span></h3>"
-                     f"{totals_section(run)}</div>")
+                     f'<span class="nm">{esc(label)}: {esc(system)}; {len(run.questions)} '
+                     f"questions</span></h3>{totals_section(run)}</div>")
     parts.append("</section>")
     return "\n".join(parts)
 
