@@ -176,7 +176,7 @@ def rank_cell(q: QuestionResult, k: int) -> str:
     """The rank as every view writes it: no gold, gold not retrieved, within k, beyond k."""
     rank = q.retrieval.get("rank")
     return ("—" if rank is None else "not retrieved" if rank == 0 else str(rank) if rank <= k
-            else f"{rank} (> k={k})")
+            else f"{rank} (beyond k={k})")
 
 
 # --- a small run built in memory --------------------------------------------------------
@@ -717,3 +717,104 @@ def test_embedded_rows_decode_to_the_questions(real_run: tuple[RunResult, Path])
         assert q.answer is not None and r["text"] == q.answer.text
         assert r["cited"] == q.scores["cited_ids"]
     assert embedded(page_of(run_dir), "chunks") == result.chunk_texts
+
+
+# --- the header, rank and evidence texts, control characters -----------------------------
+
+
+def terminal_of(result: RunResult) -> str:
+    """What ``ragassay run`` prints as its summary (to a pipe: Markdown tables)."""
+    import io
+
+    from rich.console import Console
+
+    from ragassay.report.summary import print_summary
+
+    out = io.StringIO()
+    print_summary(result, Console(file=out, width=200, force_terminal=False))
+    return out.getvalue()
+
+
+def header_facts(page: str) -> dict[str, str]:
+    found = re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", page.split("</header>", 1)[0])
+    return {html.unescape(k): html.unescape(v) for k, v in found}
+
+
+def test_predictions_run_names_its_system_not_a_pipeline(tmp_path: Path) -> None:
+    result = tiny(3)
+    folder, page = written(result, tmp_path / "run")
+    facts = header_facts(page)
+    assert facts["system"] == "predictions from a file, judged at k=3"
+    assert facts["evidence"] == "chunk file (in memory), 3 chunks from 1 documents"
+    assert "pipeline" not in facts and "index model" not in facts
+    header = page.split("</header>", 1)[0]
+    assert "naive_baseline" not in header and "dense" not in header
+    summary = (folder / "summary.md").read_text(encoding="utf-8")
+    assert "- system: predictions from a file, judged at k=3\n" in summary
+    assert "naive_baseline" not in summary
+    terminal = terminal_of(result)
+    assert terminal.startswith("system: predictions from a file, judged at k=3\n"
+                               "evidence: chunk file (in memory), 3 chunks from 1 documents\n")
+
+
+def test_live_system_run_names_the_system(tmp_path: Path) -> None:
+    result = tiny(3)
+    result.metrics.mode = "system"
+    result.metrics.provenance.system = {"kind": "http", "url": "http://127.0.0.1:9/ask",
+                                        "system_version": ["v2"]}
+    folder, page = written(result, tmp_path / "run")
+    want = "HTTP system at http://127.0.0.1:9/ask (version v2), asked for k=3"
+    assert header_facts(page)["system"] == want
+    assert f"- system: {want}\n" in (folder / "summary.md").read_text(encoding="utf-8")
+    assert terminal_of(result).startswith(f"system: {want}\n")
+
+
+def test_rank_beyond_k_and_not_retrieved_read_the_same_everywhere(tmp_path: Path) -> None:
+    """k=1: q1's gold is 2nd in its list (beyond k), q5's gold is not in its list."""
+    result = tiny(1)
+    folder, page = written(result, tmp_path / "run")
+    cells = {r["cells"][0]: r["cells"][2] for r in Page(page).rows}
+    assert cells["q1"] == "2 (beyond k=1)" and cells["q5"] == "not retrieved" and cells["q3"] == "—"
+    assert cells["q2"] == "1"
+    assert embedded(page, "rows")["ranks"] == {"1": "1", "2": "2 (beyond k=1)", "0": "not retrieved",
+                                               "null": "—"}
+    summary = (folder / "summary.md").read_text(encoding="utf-8")
+    terminal = terminal_of(result)
+    for text in (summary, terminal):
+        assert "| q1 |  | 2 (beyond k=1) |" in text and "| q5 |  | not retrieved |" in text
+
+
+def test_failure_evidence_is_text_not_json(tmp_path: Path) -> None:
+    result = tiny(3)
+    q2 = result.question("q2")
+    q2.failures = {"retrieval_failure.gold_ranked_low": {
+        "rank": 4, "rank_cutoff": 3, "ranked_above": ["d::chunk-003", "d::chunk-001"]},
+        "answer_failure.partial_answer": {"score": 0.25, "missing": [], "declined": False}}
+    folder, page = written(result, tmp_path / "run")
+    want = ["rank: 4; rank_cutoff: 3; ranked_above: d::chunk-003, d::chunk-001",
+            "score: 0.250; missing: none; declined: no"]
+    static = static_part(page)
+    assert "<pre>{" not in static and '"rank_cutoff"' not in static
+    for label, text in zip(["gold_ranked_low", "partial_answer"], want, strict=True):
+        assert f">{label}</span> {text}</li>" in static
+    data = embedded(page, "rows")
+    row = next(decode_row(r, data["strings"]) for r in data["rows"] if r[0] == "q2")
+    assert list(row["ev"].values()) == want  # what the script shows
+    summary = (folder / "summary.md").read_text(encoding="utf-8")
+    assert "## Failure evidence" in summary
+    assert f"| q2 | gold_ranked_low | {want[0]} |" in summary
+    assert f"| q2 | partial_answer | {want[1]} |" in summary
+
+
+def test_bidi_and_control_characters_are_removed_from_the_page(tmp_path: Path) -> None:
+    """A question id, question and answer with U+202E (which shows ``exe.txt`` for
+    ``txt.exe``), an isolate and an escape sequence: the page shows them without."""
+    result = tiny(3, question="evil\u202etxt.exe?", answer="a\u2066b\x1b[31mc [d::chunk-001]")
+    result.question("q1").question_id = "q\u202e1"
+    _, page = written(result, tmp_path / "run")
+    for bad in ("\u202e", "\u2066", "\x1b"):
+        assert bad not in page
+    assert '<td class="ids">q1</td><td class="question">eviltxt.exe?</td>' in page
+    assert "ab[31mc [d::chunk-001]" in page
+    data = embedded(page, "rows")
+    assert "q1" in [r[0] for r in data["rows"]]

@@ -3,7 +3,7 @@ failure evidence, one formatter each for the terminal, ``summary.md`` and the pa
 
 - :func:`rank_text`: ``—`` without gold, ``not retrieved`` when no gold chunk is in the
   retrieved list (rank 0 in the record), the rank when it is within ``k``, and
-  ``7 (> k=3)`` when the first gold chunk is in the list but beyond the cut-off ``k``.
+  ``7 (beyond k=3)`` when the first gold chunk is in the list but beyond the cut-off ``k``.
 - :func:`evidence_text`: a failure label's evidence (``failure_cases.jsonl``) as one line
   of text, ``rank: 0; rank_cutoff: 5; ranked_above: a::chunk-001, b::chunk-002``.
 """
@@ -24,7 +24,7 @@ def rank_text(rank: Any, k: int) -> str:
         return NO_GOLD
     if rank <= 0:
         return NOT_RETRIEVED
-    return str(rank) if rank <= k else f"{rank} (> k={k})"
+    return str(rank) if rank <= k else f"{rank} (beyond k={k})"
 
 
 def _value_text(value: Any) -> str:

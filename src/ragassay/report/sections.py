@@ -273,7 +273,7 @@ def questions_section(result: RunResult) -> str:
             f"<p><strong>{esc(totals.line())}</strong></p>"
             f"<p>{len(result.questions)} questions; {n_fail} with failures (highlighted, listed "
             f"first). Rank is the position of the first gold chunk among the retrieved ({NOT_RETRIEVED}"
-            f": none retrieved; “> k={totals.k}”: retrieved beyond the cut-off; {NO_GOLD}: no "
+            f": none retrieved; “beyond k={totals.k}”: retrieved below the cut-off; {NO_GOLD}: no "
             "gold). Open a row for its answer, citations, chunks and "
             "evidence.</p>"
             '<div id="controls"></div>'
