@@ -774,10 +774,10 @@ def test_rank_beyond_k_and_not_retrieved_read_the_same_everywhere(tmp_path: Path
     result = tiny(1)
     folder, page = written(result, tmp_path / "run")
     cells = {r["cells"][0]: r["cells"][2] for r in Page(page).rows}
-    assert cells["q1"] == "2 (beyond k=1)" and cells["q5"] == "not retrieved" and cells["q3"] == "—"
-    assert cells["q2"] == "1"
-    assert embedded(page, "rows")["ranks"] == {"1": "1", "2": "2 (beyond k=1)", "0": "not retrieved",
-                                               "null": "—"}
+    assert cells == {"q1": "2 (beyond k=1)", "q2": "1", "q3": "—", "q4": "—",
+                     "q5": "not retrieved"}
+    assert embedded(page, "rows")["ranks"] == {"1": "1", "2": "2 (beyond k=1)",
+                                               "0": "not retrieved", "null": "—"}
     summary = (folder / "summary.md").read_text(encoding="utf-8")
     terminal = terminal_of(result)
     for text in (summary, terminal):

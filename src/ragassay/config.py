@@ -144,10 +144,19 @@ class AnswererConfig(_Strict):
         return EndpointConfig.model_validate(dict(self.model_extra or {}))
 
 
+def default_retrieval_measures(k: int) -> list[str]:
+    """The retrieval measures of a config that names none, at the depths a run of top ``k``
+    has: with ``a = min(5, k)`` and ``b = min(10, k)``, ``recall_at_a``, ``recall_at_b``,
+    ``mrr_at_a``, ``ndcg_at_a`` (once each). k=10 (the default): recall@5, recall@10, mrr@5,
+    ndcg@5; k=3: recall@3, mrr@3, ndcg@3 (no recall@10 of a list of 3)."""
+    a, b = min(5, k), min(10, k)
+    return list(dict.fromkeys([f"recall_at_{a}", f"recall_at_{b}", f"mrr_at_{a}",
+                               f"ndcg_at_{a}"]))
+
+
 class MetricsConfig(_Strict):
-    retrieval: list[str] = Field(
-        default_factory=lambda: ["recall_at_5", "recall_at_10", "mrr_at_5", "ndcg_at_5"]
-    )
+    # not given: default_retrieval_measures(pipeline.top_k), set by EvalConfig
+    retrieval: list[str] = Field(default_factory=lambda: default_retrieval_measures(10))
     answer: list[str] = Field(default_factory=lambda: list(ANSWER_MEASURES))
     hit_policy: Literal["any", "all"] = "any"
     # 100,000 resamples already give CI bounds stable to the fourth decimal; more is minutes
@@ -220,6 +229,14 @@ class EvalConfig(_Strict):
     # Set by load_config: where it came from, for provenance.
     path: Path | None = Field(default=None, exclude=True)
     sha256: str = Field(default="", exclude=True)
+
+    @model_validator(mode="after")
+    def _retrieval_follows_k(self) -> EvalConfig:
+        # Not in fields_set: a later validation of this config with another top_k (--k)
+        # follows that k too.
+        if "retrieval" not in self.metrics.model_fields_set:
+            self.metrics.__dict__["retrieval"] = default_retrieval_measures(self.pipeline.top_k)
+        return self
 
     def retrieval_cutoffs(self) -> list[int]:
         """Every k the configured retrieval metrics need, plus the pipeline's top_k."""

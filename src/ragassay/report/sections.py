@@ -7,6 +7,7 @@ from typing import Any
 
 from ..checks import verdict_text
 from ..runfolder import QuestionResult, RunMetrics, RunResult
+from .cells import NO_GOLD, NOT_RETRIEVED, evidence_text, rank_text
 from .charts import (
     CATEGORY_COLORS,
     category_color,
@@ -19,7 +20,6 @@ from .charts import (
     metric_chart,
     short_label,
 )
-from .cells import NO_GOLD, NOT_RETRIEVED, evidence_text, rank_text
 from .claims import claims_html
 from .header import run_facts
 from .rows import STATIC_ROWS, failing_first
@@ -272,9 +272,9 @@ def questions_section(result: RunResult) -> str:
     return ('<section id="questions"><h2>Questions</h2>'
             f"<p><strong>{esc(totals.line())}</strong></p>"
             f"<p>{len(result.questions)} questions; {n_fail} with failures (highlighted, listed "
-            f"first). Rank is the position of the first gold chunk among the retrieved ({NOT_RETRIEVED}"
-            f": none retrieved; “beyond k={totals.k}”: retrieved below the cut-off; {NO_GOLD}: no "
-            "gold). Open a row for its answer, citations, chunks and "
+            "first). Rank is the position of the first gold chunk among the retrieved "
+            f"({NOT_RETRIEVED}: none retrieved; “beyond k={totals.k}”: retrieved below the "
+            f"cut-off; {NO_GOLD}: no gold). Open a row for its answer, citations, chunks and "
             "evidence.</p>"
             '<div id="controls"></div>'
             f'<div class="scroll"><table class="questions" id="qtable"><thead><tr>{head}</tr>'

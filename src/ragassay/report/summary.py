@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..checks import verdict_text
+from ..termsafe import plain
 from .cells import evidence_text, rank_text
 from .claims import claims_md
 from .header import run_facts
-from ..termsafe import plain
 from .safe import md, md_code, md_table, print_table
 
 if TYPE_CHECKING:
