@@ -52,6 +52,18 @@ def test_sweep_on_the_fixture(tmp_path: Path, at_root: None) -> None:
         assert by[(k, 0.2)]["recall_at_k"] <= by[(k, None)]["recall_at_k"]
 
 
+def test_sweep_quiet_prints_no_table(tmp_path: Path, at_root: None) -> None:
+    """``-q`` as the other commands have it: the files, the last line on stderr, no table."""
+    loud = runner.invoke(app, ["sweep", "-c", str(CONFIG), "--k", "1..2", "--output-root",
+                               str(tmp_path), "--sweep-id", "loud"])
+    assert loud.exit_code == 0 and "| k |" in loud.stdout
+    res = runner.invoke(app, ["sweep", "-c", str(CONFIG), "--k", "1..2", "--output-root",
+                              str(tmp_path), "--sweep-id", "sw", "-q"])
+    assert res.exit_code == 0, res.output
+    assert res.stdout == "" and "sweep →" in res.stderr
+    assert len(json.loads((tmp_path / "sw/sweep.json").read_text())["rows"]) == 2
+
+
 def test_sweep_cli_writes_table_json_and_plot(tmp_path: Path, at_root: None) -> None:
     result = runner.invoke(app, ["sweep", "-c", str(CONFIG), "--k", "1..3", "--output-root",
                                  str(tmp_path), "--sweep-id", "sw"])
