@@ -235,6 +235,40 @@ def test_comparison_page(runs: dict[str, Path], driver: Any, shots: Path) -> Non
     screenshot(driver, shots / "compare-fixture-k3.png", 2400)
 
 
+NARROW = """
+  var out = {page: document.documentElement.scrollWidth, view: window.innerWidth, tables: []};
+  document.querySelectorAll(arguments[0]).forEach(function(t){
+    var box = t.closest('.scroll'), cell = t.querySelector('tbody tr td');
+    box.scrollLeft = box.scrollWidth;  // scrolled to its far right
+    var r = cell.getBoundingClientRect();
+    out.tables.push({scrolls: box.scrollWidth > box.clientWidth, left: r.left, right: r.right,
+                     id: cell.textContent, cols: t.querySelector('thead tr').children.length});
+  });
+  return out;"""
+
+
+@pytest.mark.parametrize(("page", "tables"), [("fixture", "#qtable"),
+                                              ("compare", "table.flips, table.deltas")])
+def test_tables_stay_readable_at_400_px(runs: dict[str, Path], page: str, tables: str) -> None:
+    """At 400 px the page does not scroll sideways; a table wider than that scrolls in its
+    own box and, scrolled to its far right, still shows its first column (the question id,
+    the metric)."""
+    drv = chrome("--window-size=400,900", console_log=True)
+    try:
+        drv.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": 400, "height": 900, "deviceScaleFactor": 1, "mobile": False})
+        target = runs[page] / "report.html" if page == "fixture" else runs[page]
+        load(drv, target)
+        got = drv.execute_script(NARROW, tables)
+        assert got["view"] == 400 and got["page"] <= 400
+        assert got["tables"], f"no {tables} on the page"
+        assert any(t["scrolls"] for t in got["tables"]), "no table wider than 400 px"
+        for t in got["tables"]:
+            assert 0 <= t["left"] and t["right"] <= 400 and t["id"].strip(), t  # id in view
+    finally:
+        drv.quit()
+
+
 def test_page_without_javascript_shows_the_summary(runs: dict[str, Path],
                                                    tmp_path: Path) -> None:
     """With scripts off the header, totals, charts and the first failing questions show."""

@@ -66,9 +66,9 @@ details.chunk summary{font-size:.75rem}
 @media (max-width:40rem){body{padding:.5rem}.facts{grid-template-columns:1fr}
 .facts dt{font-weight:600}
 table.questions td.question{min-width:10rem}
-table.questions tr.main td:first-child,table.questions thead th:first-child,
-table.flips tr.main td:first-child,table.flips thead th:first-child{position:sticky;left:0;
-z-index:1;background:#fff;max-width:7rem;white-space:normal}
-tbody.fail tr.main td:first-child,tbody.flip.lost tr.main td:first-child{background:var(--fail)}
-table.questions thead th:first-child,table.flips thead th:first-child{background:var(--soft)}}
+.scroll>table>tbody>tr>td:first-child,.scroll>table>thead>tr>th:first-child{position:sticky;
+left:0;z-index:1;background:#fff;max-width:7rem;white-space:normal}
+.scroll>table>thead>tr>th:first-child{background:var(--soft)}
+.scroll>table>tbody.fail>tr>td:first-child,.scroll>table>tbody.lost>tr>td:first-child{
+background:var(--fail)}}
 """
