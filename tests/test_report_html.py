@@ -818,3 +818,18 @@ def test_bidi_and_control_characters_are_removed_from_the_page(tmp_path: Path) -
     assert "ab[31mc [d::chunk-001]" in page
     data = embedded(page, "rows")
     assert "q1" in [r[0] for r in data["rows"]]
+
+
+def test_pages_use_a_cjk_font_stack() -> None:
+    """Korean text needs a CJK font: the body's stack names Noto Sans CJK KR, Malgun Gothic
+    and Apple SD Gothic Neo, in that order, before the generic sans-serif; the README's
+    troubleshooting line names Debian's package of the first."""
+    from ragassay.report.style import CSS
+
+    body = re.search(r"body\{font-family:([^;]*);", CSS)
+    assert body, "no font-family on body"
+    fonts = [f.strip().strip('"') for f in body.group(1).split(",")]
+    wanted = ["Noto Sans CJK KR", "Malgun Gothic", "Apple SD Gothic Neo", "sans-serif"]
+    assert [f for f in fonts if f in wanted] == wanted and fonts[-1] == "sans-serif"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "fonts-noto-cjk" in readme
