@@ -82,8 +82,8 @@ def render_compare_html(run_dirs: list[Path], *, seed: int = 0) -> str:
     for c_idx, cand in enumerate(runs[1:], start=1):
         rows = [c for c in result["comparisons"] if Path(c["candidate"]) == Path(run_dirs[c_idx])]
         body.append(f'<section class="cand"><h2>{esc(names[c_idx])} vs {esc(names[0])}</h2>')
-        changes = next((ch for ch in result["questions"]
-                        if Path(ch["candidate"]) == Path(run_dirs[c_idx])), {})
+        changes: dict[str, Any] = next((ch for ch in result["questions"]
+                                        if Path(ch["candidate"]) == Path(run_dirs[c_idx])), {})
         body.append(_changes_section(changes, (names[0], names[c_idx])))
         body.append(_delta_table(rows))
         body.append(_flip_section(runs[0], cand, c_idx, names, pairs, texts, strings))
