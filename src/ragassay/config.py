@@ -24,7 +24,7 @@ from .endpoint import EndpointConfig, check_api_key, probe_endpoint, redact_url
 from .errors import InputError
 from .jsonio import parse_record, read_yaml
 from .metrics.measures import ANSWER_MEASURES, parse_measure
-from .metrics.retrieval import rag_measure
+from .metrics.retrieval import default_retrieval_measures, rag_measure
 from .schema import DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP, Question
 from .system.config import SystemConfig
 
@@ -142,16 +142,6 @@ class AnswererConfig(_Strict):
 
     def endpoint(self) -> EndpointConfig:
         return EndpointConfig.model_validate(dict(self.model_extra or {}))
-
-
-def default_retrieval_measures(k: int) -> list[str]:
-    """The retrieval measures of a config that names none, at the depths a run of top ``k``
-    has: with ``a = min(5, k)`` and ``b = min(10, k)``, ``recall_at_a``, ``recall_at_b``,
-    ``mrr_at_a``, ``ndcg_at_a`` (once each). k=10 (the default): recall@5, recall@10, mrr@5,
-    ndcg@5; k=3: recall@3, mrr@3, ndcg@3 (no recall@10 of a list of 3)."""
-    a, b = min(5, k), min(10, k)
-    return list(dict.fromkeys([f"recall_at_{a}", f"recall_at_{b}", f"mrr_at_{a}",
-                               f"ndcg_at_{a}"]))
 
 
 class MetricsConfig(_Strict):
