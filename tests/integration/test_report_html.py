@@ -493,11 +493,11 @@ def test_bar_and_whisker_geometry(tmp_path: Path) -> None:
     assert metric_row(page, "hit_at_5") == (
         '<tr><td>hit_at_5</td><td class="num">0.500</td><td class="num">[0.100, 0.400]</td>'
         '<td class="num">1</td><td class="num">1</td></tr>')
-    # an aggregate as evaluate computed it is drawn the same way
-    recall = result.metrics.retrieval["recall_at_5"]
+    # an aggregate as evaluate computed it is drawn the same way (k=3: recall@3 by default)
+    recall = result.metrics.retrieval["recall_at_3"]
     assert recall.mean is not None and recall.ci_low is not None and recall.ci_high is not None
     assert f'width="{min(max(recall.mean, 0), 1) * BAR_PLOT_W:.1f}"' in page
-    assert (f"recall_at_5: mean {recall.mean:.3f}, 95% CI [{recall.ci_low:.3f}, "
+    assert (f"recall_at_3: mean {recall.mean:.3f}, 95% CI [{recall.ci_low:.3f}, "
             f"{recall.ci_high:.3f}], n {recall.n}, missing {recall.missing}") in page
 
 
