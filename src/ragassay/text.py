@@ -158,17 +158,27 @@ def content_words(text: str, *, lang: Language | None = None) -> list[str]:
     ``lang`` picks one stopword list; ``None`` uses the union of the ko/de/en lists (the
     safe choice for mixed Korean–English RFPs). Order and duplicates are kept.
     """
-    stop = STOPWORDS[lang] if lang is not None else _ALL_STOPWORDS
     out: list[str] = []
     for tok in tokens(text):
-        if tok in stop:
-            continue
-        stem = strip_korean_suffix(tok)
-        # "년인가요" keeps its ending (the stem would be one syllable), yet it is a stopword
-        if stem in stop or strip_korean_suffix(tok, min_stem=1) in stop:
-            continue
-        out.append(stem)
+        stem = content_stem(tok, lang)
+        if stem is not None:
+            out.append(stem)
     return out
+
+
+@lru_cache(maxsize=1 << 18)
+def content_stem(tok: str, lang: Language | None = None) -> str | None:
+    """The content word of one token of :func:`tokens` (Korean particle or ending
+    stripped), or ``None`` for a stopword of ``lang`` (``None``: any of the lists).
+    Cached: running text repeats its words, and a token's stem never changes."""
+    stop = STOPWORDS[lang] if lang is not None else _ALL_STOPWORDS
+    if tok in stop:
+        return None
+    stem = strip_korean_suffix(tok)
+    # "년인가요" keeps its ending (the stem would be one syllable), yet it is a stopword
+    if stem in stop or strip_korean_suffix(tok, min_stem=1) in stop:
+        return None
+    return stem
 
 
 # --- sentences ------------------------------------------------------------------------
