@@ -171,7 +171,13 @@ def _anchor(claim_words: frozenset[str], sentences: Sequence[str]) -> tuple[str,
 def decide(claim: str, sources: Sequence[str]) -> Decision | None:
     """The deterministic verdict of ``claim`` against ``sources`` (texts), or ``None`` when
     the checks cannot decide. No sources → ``unsupported``."""
-    sentences = source_sentences(sources)
+    own: list[str] = []
+    pairs: list[str] = []
+    for text in sources:  # source_sentences(sources), in two parts
+        own_of, pairs_of = _sentences_of(text)
+        own += own_of
+        pairs += pairs_of
+    sentences = own + pairs
     if not sentences:
         return Decision("unsupported", "overlap", "", "no source text")
     words = _claim_words(claim)
@@ -179,8 +185,13 @@ def decide(claim: str, sources: Sequence[str]) -> Decision | None:
     on_topic = overlap >= TOPIC_OVERLAP
     numbers = extract_numbers(claim)
     if numbers:
-        all_source = [q for s in sentences for q in _numbers_of(s)]
-        missing = [q for q in numbers if not number_supported(q, all_source)]
+        # a number is supported by any source number: the pairs' numbers are read only
+        # for a number no single sentence holds (reading numbers is the costly part)
+        own_numbers = [q for s in own for q in _numbers_of(s)]
+        missing = [q for q in numbers if not number_supported(q, own_numbers)]
+        if missing:
+            pair_numbers = [q for s in pairs for q in _numbers_of(s)]
+            missing = [q for q in missing if not number_supported(q, pair_numbers)]
         if missing:
             for sentence, _ in _ranked(words, sentences, CLASH_OVERLAP):
                 clash = [a for q in missing for a in _numbers_of(sentence)
@@ -191,10 +202,10 @@ def decide(claim: str, sources: Sequence[str]) -> Decision | None:
                                     f"{clash[0].raw!r}")
             return Decision("unsupported", "numbers", "",
                             f"no source holds {missing[0].raw!r}")
-        holding = [(x, o) for x, o in _ranked(words, sentences, TOPIC_OVERLAP)
-                   if all(number_supported(q, _numbers_of(x)) for q in numbers)]
+        holding = next(((x, o) for x, o in _ranked(words, sentences, TOPIC_OVERLAP)
+                        if all(number_supported(q, _numbers_of(x)) for q in numbers)), None)
         if holding:  # the closest sentence that holds every number of the claim
-            anchor, overlap = holding[0]
+            anchor, overlap = holding
         else:
             on_topic = False  # the numbers are elsewhere: leave the pairing to the judge
     if not on_topic:
