@@ -57,6 +57,7 @@ _EN_MARKERS = frozenset(
 )
 
 
+@lru_cache(maxsize=16384)  # the number reader asks once per text, the scorer again
 def guess_language(text: str) -> Language:
     """A coarse guess: ``ko`` when Hangul is at least a quarter as frequent as Latin letters;
     ``de`` when the text has umlauts/ß or more German than English marker words; else ``en``.
