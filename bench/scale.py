@@ -33,8 +33,9 @@ and write (questions/s), ``run total`` (the wall time of ``ragassay run`` as a p
 start-up included) and ``run CPU`` (its user + system seconds: on a busy machine the
 figure that means something). Peak RSS is each process's own ``ru_maxrss``
 (``os.wait4``). ``--repeat N`` runs each shape N times and shows each figure's median;
-``--write-docs`` writes the table into ``docs/benchmarks.md`` (:mod:`docs_table`). The run uses the naive baseline (hashing embeddings, exact
-inner-product search, extractive answerer). Prints a Markdown table at the end.
+``--write-docs`` writes the table into ``docs/benchmarks.md`` (:mod:`docs_table`). The
+run uses the naive baseline (hashing embeddings, exact inner-product search, extractive
+answerer). Prints a Markdown table at the end.
 
 ``--executor``/``--workers`` are handed to ``ragassay run``; an executor that this
 ragassay does not offer (``ragassay run --help`` does not list ``--executor``) is skipped
