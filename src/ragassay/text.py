@@ -309,6 +309,11 @@ def contains_term(haystack: str, term: str) -> bool:
     haystack: ``6개월`` is not in ``16개월``, ``99.5`` is not in ``99.55``. A blank term
     never matches, so a blank label cannot pass an answer silently.
     """
+    needle = squash(term)
+    if needle and not needle[0].isdigit() and not needle[-1].isdigit():
+        # term_pattern's pattern is then the needle alone: a substring test, without
+        # compiling a pattern per distinct term (a run has thousands of labels)
+        return needle in squash(haystack)
     pattern = term_pattern(term)
     return pattern is not None and pattern.search(squash(haystack)) is not None
 

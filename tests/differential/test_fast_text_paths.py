@@ -12,7 +12,7 @@ import pytest
 from ragassay.claims import deterministic
 from ragassay.metrics.numbers.dates import find_dates, find_dates_reference
 from ragassay.metrics.numbers.words import word_quantities, word_quantities_reference
-from ragassay.text import content_words
+from ragassay.text import contains_term, content_words, squash, term_pattern
 
 # pieces that make dates and number words (and near misses) likely in a generated text
 PIECES = [
@@ -83,3 +83,17 @@ def test_cached_claim_checks_equal_uncached_ones(seed: int) -> None:
     # the cached word sets are the plain content words
     s = "Die Frist beträgt 3 Tage."
     assert deterministic._words_of(s) == frozenset(content_words(s))
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_contains_term_equals_its_pattern(seed: int) -> None:
+    rng = random.Random(seed)
+    hits = 0
+    for _ in range(2000):
+        hay = _text(rng)
+        term = rng.choice([*PIECES, *WORDS, " ", "API 연계", "ＡＢＣ", "Tage."])
+        pattern = term_pattern(term)
+        plain = pattern is not None and pattern.search(squash(hay)) is not None
+        assert contains_term(hay, term) == plain, (hay, term)
+        hits += plain
+    assert hits > 100
