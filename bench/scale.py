@@ -450,8 +450,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             sys.path.insert(0, str(Path(__file__).resolve().parent))
             import docs_table  # bench/docs_table.py, beside this script
 
-            docs_table.write("bench/scale.py", table(rows) + "\n\n(seconds: the median of "
-                             f"{max(1, args.repeat)} runs, each run's in brackets)")
+            note = (f"\n\n(seconds: the median of {args.repeat} runs, each run's in "
+                    "brackets)" if args.repeat > 1 else "")
+            docs_table.write("bench/scale.py", table(rows) + note)
     if args.bm25_ko:
         r = bm25_korean(args.bm25_ko)
         print(f"\nKorean BM25 index build: {r['chunks']:,} chunks of {r['chars']:.0f} chars "
