@@ -153,9 +153,11 @@ class AnswerScores:
 
 def _unsupported_numbers(plain: str, cited: Sequence[str],
                          chunk_texts: Mapping[str, str]) -> list[str]:
+    numbers = extract_numbers(plain)
+    if not numbers:  # the cited chunks' numbers are read only when there is one to find
+        return []
     sources = [q for cid in cited for q in extract_numbers(chunk_texts.get(cid, ""))]
-    return [q.raw for q in extract_numbers(plain)
-            if not number_supported(q, sources)]
+    return [q.raw for q in numbers if not number_supported(q, sources)]
 
 
 def _groundedness(declined: bool, cited: Sequence[str], context: Collection[str],
