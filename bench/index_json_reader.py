@@ -2,7 +2,7 @@
 simple version (``json.load`` of the whole file, then the same records), each in a fresh
 process: wall time and peak RSS.
 
-    python bench/index_json_reader.py [--chunks 100000] [--repeats 3]
+    python bench/index_json_reader.py [--chunks 100000] [--repeats 3] [--write-docs]
 
 The file is written by the index writer itself (``ragassay.index.format``) for generated
 documents of one 400-character chunk each; both readers end with the same validated
@@ -61,6 +61,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--chunks", type=int, default=100_000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--write-docs", action="store_true",
+                    help="replace this benchmark's table in docs/benchmarks.md")
     args = ap.parse_args()
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the start")
     with tempfile.TemporaryDirectory() as tmp:
@@ -73,12 +75,17 @@ def main() -> None:
                 out = subprocess.run([sys.executable, "-c", CHILD, str(path), how],
                                      capture_output=True, text=True, check=True).stdout
                 rows.setdefault(how, []).append(json.loads(out))
-    print(f"load average {os.getloadavg()[0]:.2f} at the end; index.json {size:.0f} MiB, "
-          f"{args.chunks:,} chunks; median of {args.repeats}")
-    print("| reader | seconds | peak RSS (MB) |\n|---|---:|---:|")
+    print(f"load average {os.getloadavg()[0]:.2f} at the end")
+    lines = [f"index.json of {args.chunks:,} chunks ({size:.0f} MiB), median of {args.repeats}:",
+             "", "| reader | seconds | peak RSS (MB) |", "|---|---:|---:|"]
     for how, runs in rows.items():
-        print(f"| {how} | {statistics.median(r['s'] for r in runs):.2f} | "
-              f"{statistics.median(r['rss_mb'] for r in runs):,.0f} |")
+        lines.append(f"| {how} | {statistics.median(r['s'] for r in runs):.2f} | "
+                     f"{statistics.median(r['rss_mb'] for r in runs):,.0f} |")
+    print("\n".join(lines))
+    if args.write_docs:
+        import docs_table  # bench/docs_table.py, beside this script
+
+        docs_table.write("bench/index_json_reader.py", "\n".join(lines))
 
 
 if __name__ == "__main__":
