@@ -53,11 +53,17 @@ def exact(q):
     found = search.search(q, k)
     return found.positions, found.scores
 
+def timed(name, fn, *args):
+    t0 = time.perf_counter()
+    out = fn(*args)
+    times[name].append(time.perf_counter() - t0)
+    return out
+
 times = {"construct": [], "exact": [], "plain": []}
 for _ in range(repeats):
-    t0 = time.perf_counter(); search = ExactSearch(rows); times["construct"].append(time.perf_counter() - t0)
-    t0 = time.perf_counter(); got = exact(queries); times["exact"].append(time.perf_counter() - t0)
-    t0 = time.perf_counter(); base = plain(queries); times["plain"].append(time.perf_counter() - t0)
+    search = timed("construct", ExactSearch, rows)
+    got = timed("exact", exact, queries)
+    base = timed("plain", plain, queries)
 result = {"exact": got, "plain": base}
 for name, fn in (("exact", exact), ("plain", plain)):
     alone = [fn(queries[i : i + 1]) for i in range(nq)]

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from ragassay.anchor import anchor_gold
 from ragassay.checks import question_checks
 from ragassay.diagnose import Case
-from ragassay.gold import anchor_gold
 from ragassay.index import Index
 from ragassay.metrics.retrieval import retrieval_scores
 from ragassay.schema import Answer, Chunk, Citation, Document, GoldEvidence, GoldRecord, Question

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from builders import ROOT
 
+from ragassay.anchor import anchor_gold
 from ragassay.errors import InputError
-from ragassay.gold import anchor_gold, check_gold, gold_warnings
+from ragassay.gold import check_gold, gold_warnings
 from ragassay.index import load_index, skipped_note
 from ragassay.jsonio import iter_jsonl, parse_record, read_json, read_jsonl, read_yaml
 from ragassay.schema import (

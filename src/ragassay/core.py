@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import progress as stages
 from .aggregate import summarize
+from .anchor import anchor_gold
 from .answer.prompt import TOKENIZER, build_prompt, count_tokens
 from .checks import question_checks
 from .config import EvalConfig
@@ -25,7 +26,7 @@ from .contexts import place_texts
 from .diagnose import Case, diagnose
 from .errors import InputError
 from .executor import Executor, LocalExecutor, split
-from .gold import anchor_gold, check_gold, gold_warnings
+from .gold import check_gold, gold_warnings
 from .inputs import Inputs, Predicted, gold_rows
 from .metrics.answer import DEFAULT_DECLINE_PHRASES, AnswerScores, score_answer
 from .metrics.retrieval import retrieval_scores

@@ -13,8 +13,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .anchor import anchor_gold
 from .config import EvalConfig
-from .gold import QuestionGold, anchor_gold, gold_warnings, load_gold, read_questions
+from .gold import QuestionGold, gold_warnings, load_gold, read_questions
 from .schema import Prediction, Question
 from .store import Index, read_chunks
 
