@@ -15,8 +15,8 @@ from test_llm_run import llm_config, rows, runner
 from ragassay.aggregate import cost_summary
 from ragassay.cli import app
 from ragassay.config import EvalConfig
-from ragassay.core import priced
 from ragassay.endpoint import EndpointConfig
+from ragassay.scoring import priced
 
 
 def llm_eval_config(**prices: float) -> EvalConfig:

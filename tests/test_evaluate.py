@@ -249,7 +249,7 @@ def test_a_bug_is_an_internal_error_not_bad_input(tmp_path: Path,
     def broken(*args: object, **kwargs: object) -> None:
         raise ValueError("boom")
 
-    monkeypatch.setattr("ragassay.core.score_answer", broken)
+    monkeypatch.setattr("ragassay.scoring.score_answer", broken)
     args = ["run", "-c", str(SHOP / "config.yaml"), "--output-root", str(tmp_path), "-q"]
     res = runner.invoke(app, args)
     assert res.exit_code == 4 and "internal error: ValueError: boom" in res.output

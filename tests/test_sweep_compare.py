@@ -72,9 +72,10 @@ CI_KEYS = {f"{name}_{part}" for name in ("recall_at_k", "grounded", "right")
 
 
 def test_sweep_rows_carry_bootstrap_cis(tmp_path: Path, at_root: None) -> None:
-    from ragassay.core import predict, score
     from ragassay.inputs import load_inputs
     from ragassay.metrics.stats import aggregate
+    from ragassay.predict import predict
+    from ragassay.scoring import score
 
     cfg = load_config(CONFIG)
     result = runner.invoke(app, ["sweep", "-c", str(CONFIG), "--k", "1,5",

@@ -246,7 +246,8 @@ def test_start_up_imports_only_typer_and_rich_console() -> None:
             "from ragassay.cli import app\n"
             "try:\n    app()\nexcept SystemExit:\n    pass\n"
             "heavy = {'numpy', 'pydantic', 'yaml', 'rich.progress', 'httpx',"
-            " 'ragassay.core', 'ragassay.config', 'ragassay.report.safe'}\n"
+            " 'ragassay.core', 'ragassay.scoring', 'ragassay.predict', 'ragassay.config',"
+            " 'ragassay.report.safe'}\n"
             "print(sorted(heavy & set(sys.modules)), file=sys.stderr)")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

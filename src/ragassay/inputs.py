@@ -1,8 +1,8 @@
 """The inputs of a run: questions, their anchored gold and the evidence store
 (:class:`Inputs`), and a system's output for them (:class:`Predicted`).
 
-They sit below the evaluation core (:mod:`ragassay.core`) and the aggregation
-(:mod:`ragassay.aggregate`), which both read them.
+They sit below the evaluation stages (:mod:`ragassay.predict`, :mod:`ragassay.scoring`) and
+the aggregation (:mod:`ragassay.aggregate`), which read them.
 """
 
 from __future__ import annotations

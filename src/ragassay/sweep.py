@@ -19,12 +19,14 @@ from .aggregate import cost_summary
 from .atomic import FolderWriter, write_folder
 from .checks import totals
 from .config import EvalConfig, check_endpoints
-from .core import predict, retrieve_all, score, work_of
 from .errors import InputError
 from .executor import Executor, open_executor
 from .inputs import Predicted, load_inputs
 from .jsonio import json_text
+from .predict import predict, retrieve_all
 from .report.safe import md_table
+from .scoring import score
+from .units import work_of
 
 SWEEP_HEADER = ["k", "thr", "recall@k", "found", "grounded", "right", "abstained",
                 "tokens", "calls"]

@@ -1,5 +1,5 @@
 """The retrieval kernels: vectorised formulas over relevant ranks, one per measure family
-(540 lines: every family of the measure table has its kernel here, beside what they read).
+(550 lines: every family of the measure table has its kernel here, beside what they read).
 
 Every kernel reads a :class:`Relevance`: per query (row) the rank and grade of each relevant
 document it ranks. Grade >= 1 is relevant (trec_eval's default relevance level 1), grade <= 0 or
