@@ -13,9 +13,9 @@ and makes no request. ``HOME`` is changed only while ``ray.init`` starts the pro
 (they, and the workers the raylet starts later, keep it); Ray's auth token is written into
 that folder too, not into the user's home. The folder is removed when this process exits.
 
-Verified with strace in a loopback-only network namespace (``tests/test_ray_network.py``)
-for the Ray releases in :data:`VERIFIED_RAY`; another release is refused, since a change
-inside Ray could bring the probe back.
+Verified with strace in a loopback-only network namespace
+(``tests/integration/test_ray_network.py``) for the Ray releases in :data:`VERIFIED_RAY`;
+another release is refused, since a change inside Ray could bring the probe back.
 """
 
 from __future__ import annotations
