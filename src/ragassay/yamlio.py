@@ -11,22 +11,24 @@ from typing import Any
 
 import yaml
 
+from . import jsonio
 from .errors import InputError
-from .jsonio import MAX_DEPTH, decode_text, read_limited
+from .jsonio import decode_text, read_limited
 
 MAX_CONFIG_BYTES = 1024 * 1024  # a config is a few KiB
 MAX_YAML_VALUES = 100_000  # values of a YAML document with its aliases expanded
 
 
 def _yaml_depth(text: str, path: Path) -> None:
-    """Refuse nesting deeper than :data:`MAX_DEPTH` before PyYAML composes the document (its
-    composer recurses); the parser's events are read one at a time, without recursion."""
+    """Refuse nesting deeper than :data:`~ragassay.jsonio.MAX_DEPTH` before PyYAML composes the
+    document (its composer recurses); the parser's events are read one at a time, without
+    recursion."""
     depth = 0
     for event in yaml.parse(text, Loader=yaml.SafeLoader):
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
-            if depth > MAX_DEPTH:
-                raise InputError(path, f"YAML nested deeper than {MAX_DEPTH} levels (the "
+            if depth > jsonio.MAX_DEPTH:
+                raise InputError(path, f"YAML nested deeper than {jsonio.MAX_DEPTH} levels (the "
                                  "limit ragassay reads)", line=event.start_mark.line + 1)
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
@@ -40,8 +42,9 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
 
 def _yaml_expansion(root: yaml.Node, path: Path) -> None:
     """Refuse aliases that refer to themselves (``a: &a [*a]``), or that expand the
-    document to more than :data:`MAX_YAML_VALUES` values or :data:`MAX_DEPTH` levels (a
-    "billion laughs": ten aliases of ten aliases of ... ). Each node is measured once."""
+    document to more than :data:`MAX_YAML_VALUES` values or
+    :data:`~ragassay.jsonio.MAX_DEPTH` levels (a "billion laughs": ten aliases of ten aliases
+    of ... ). Each node is measured once."""
     measured: dict[int, tuple[int, int]] = {}  # node → (values, levels) when expanded
     open_nodes: set[int] = set()
 
@@ -51,9 +54,9 @@ def _yaml_expansion(root: yaml.Node, path: Path) -> None:
             raise InputError(path, "recursive YAML alias (an anchor used inside itself)",
                              line=line)
         if id(node) not in measured:
-            if depth > MAX_DEPTH:
-                raise InputError(path, f"YAML nested deeper than {MAX_DEPTH} levels with its "
-                                 "aliases expanded", line=line)
+            if depth > jsonio.MAX_DEPTH:
+                raise InputError(path, f"YAML nested deeper than {jsonio.MAX_DEPTH} levels "
+                                 "with its aliases expanded", line=line)
             open_nodes.add(id(node))
             parts = [measure(child, depth + 1) for child in _children(node)]
             open_nodes.discard(id(node))
@@ -63,8 +66,8 @@ def _yaml_expansion(root: yaml.Node, path: Path) -> None:
         if values > MAX_YAML_VALUES:
             raise InputError(path, f"YAML aliases expand to more than {MAX_YAML_VALUES:,} "
                              "values (aliases of aliases); write the values out", line=line)
-        if depth + levels - 1 > MAX_DEPTH:
-            raise InputError(path, f"YAML nested deeper than {MAX_DEPTH} levels with its "
+        if depth + levels - 1 > jsonio.MAX_DEPTH:
+            raise InputError(path, f"YAML nested deeper than {jsonio.MAX_DEPTH} levels with its "
                              "aliases expanded", line=line)
         return values, levels
 
@@ -106,7 +109,7 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     """Read a YAML mapping, with the line of a syntax error, of a key given twice
     (``file:line: field 'pipeline.top_k': duplicate key``) or of a byte that is not UTF-8. A
     UTF-8 byte order mark is accepted. The limits: :data:`MAX_CONFIG_BYTES`,
-    :data:`MAX_DEPTH`, :data:`MAX_YAML_VALUES`, no recursive alias."""
+    :data:`~ragassay.jsonio.MAX_DEPTH`, :data:`MAX_YAML_VALUES`, no recursive alias."""
     p = Path(path)
     text = decode_text(read_limited(p, MAX_CONFIG_BYTES, "config file"), p)
     loader = yaml.SafeLoader(text)
