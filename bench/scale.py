@@ -8,6 +8,8 @@ peak RSS per stage of `ragassay index` + `ragassay run` on a generated set.
     python bench/scale.py --executor process --workers 2
     python bench/scale.py --bm25-ko 20000      # Korean BM25 index build, chunks/s
                                                # (median of 3 cold builds)
+    python bench/scale.py --shape squad:6000x2000 --repeat 3 --write-docs
+                                               # median of 3, into docs/benchmarks.md
 
 The generated set (seeded, deterministic): documents of one chunk each (under 400
 characters, so chunk ``d<N>::chunk-001`` is document N's whole text) in English, German and
@@ -26,10 +28,14 @@ labels split across chunks as real ones are), then the same index and run.
 
 Stages, each timed by ragassay itself (``metrics.json`` → ``timings``) except ``index``
 (the wall time of ``ragassay index``): index (chunks/s), load and anchor (gold labels/s),
-retrieve, answer, score and write (questions/s), and ``total`` (the wall time of
-``ragassay run`` as a process, start-up included). Peak RSS is each process's own
-``ru_maxrss`` (``os.wait4``). The run uses the naive baseline (hashing embeddings, exact
-inner-product search, extractive answerer). Prints a Markdown table at the end.
+retrieve, answer, score (with the failure diagnosis), claims (every answer's claim checks)
+and write (questions/s), ``run total`` (the wall time of ``ragassay run`` as a process,
+start-up included) and ``run CPU`` (its user + system seconds: on a busy machine the
+figure that means something). Peak RSS is each process's own ``ru_maxrss``
+(``os.wait4``). ``--repeat N`` runs each shape N times and shows each figure's median;
+``--write-docs`` writes the table into ``docs/benchmarks.md`` (:mod:`docs_table`). The
+run uses the naive baseline (hashing embeddings, exact inner-product search, extractive
+answerer). Prints a Markdown table at the end.
 
 ``--executor``/``--workers`` are handed to ``ragassay run``; an executor that this
 ragassay does not offer (``ragassay run --help`` does not list ``--executor``) is skipped
@@ -249,8 +255,9 @@ def _annotators(rng: random.Random, start: int, toks: list[str], n: int) -> list
     return out
 
 
-def timed(cmd: Sequence[str], cwd: Path) -> tuple[float, float, str]:
-    """Run ``cmd``; its wall seconds, its own peak RSS in MB, and its stderr's tail."""
+def timed(cmd: Sequence[str], cwd: Path) -> tuple[float, float, str, float]:
+    """Run ``cmd``; its wall seconds, its own peak RSS in MB, its stderr's tail and its
+    CPU seconds (user + system)."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env={**os.environ, "PYTHONHASHSEED": "0"})
@@ -261,7 +268,7 @@ def timed(cmd: Sequence[str], cwd: Path) -> tuple[float, float, str]:
     seconds = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err[-2000:]}")
-    return seconds, usage.ru_maxrss / 1024, err[-500:]
+    return seconds, usage.ru_maxrss / 1024, err[-500:], usage.ru_utime + usage.ru_stime
 
 
 def executor_flags(executor: str, workers: int) -> list[str] | None:
@@ -287,10 +294,11 @@ def measure(questions: int, chunks: int, flags: list[str], seed: int = 0,
             source = folder / "documents"
         else:
             source = write_set(folder, questions, chunks, seed)["raw"]
-        index_s, index_rss, _ = timed([*CLI, "index", "--source", str(source),
-                                       "--out", "index", "--no-progress"], folder)
-        total_s, run_rss, _ = timed([*CLI, "run", "-c", "config.yaml", "--run-id", "r",
-                                     "--quiet", "--no-progress", *flags], folder)
+        index_s, index_rss, _, _ = timed([*CLI, "index", "--source", str(source),
+                                          "--out", "index", "--no-progress"], folder)
+        total_s, run_rss, _, run_cpu = timed([*CLI, "run", "-c", "config.yaml", "--run-id",
+                                              "r", "--quiet", "--no-progress", *flags],
+                                             folder)
         chunks = len(json.loads((folder / "index" / "index.json").read_text(
             encoding="utf-8"))["chunks"])
         run = folder / "runs" / "r"
@@ -304,14 +312,33 @@ def measure(questions: int, chunks: int, flags: list[str], seed: int = 0,
             ("retrieve", t.get("retrieve_s"), questions, "questions", None),
             ("answer", t.get("answer_s"), questions, "questions", None),
             ("score", t.get("score_s"), questions, "questions", None),
+            ("claims", t.get("claims_s"), questions, "questions", None),
             ("write", t.get("write_s"), questions, "questions", None),
-            ("run total", total_s, questions, "questions", run_rss)]
+            ("run total", total_s, questions, "questions", run_rss),
+            ("run CPU", run_cpu, questions, "questions", None)]
     extra = {"report_html_mb": sizes.get("report.html", 0) / 2**20,
              "retrieve_ms": t.get("retrieve_ms"), "score_ms": t.get("score_ms")}
     shape = f"{questions:,} x {chunks:,}" + (" SQuAD-shaped" if squad else "")
     return [{"shape": shape, "stage": s, "seconds": sec, "items": n,
              "unit": u, "rss_mb": rss, **(extra if s == "run total" else {})}
             for s, sec, n, u, rss in rows]
+
+
+def median_rows(runs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The rows of several runs of one shape, each figure the median over the runs (a
+    stage a run did not time stays ``None``)."""
+    import statistics
+
+    out = []
+    for rows in zip(*runs, strict=True):
+        row = dict(rows[0])
+        for key in ("seconds", "rss_mb", "report_html_mb"):
+            values = [r[key] for r in rows if r.get(key) is not None]
+            if key in row:
+                row[key] = statistics.median(values) if values else None
+        row["runs"] = [r["seconds"] for r in rows]
+        out.append(row)
+    return out
 
 
 def korean_chunks(n: int, seed: int = 0, vocabulary: int = 20_000) -> list[str]:
@@ -376,6 +403,8 @@ def table(rows: list[dict[str, Any]]) -> str:
         rate = f"{r['items'] / sec:,.0f} {r['unit']}/s" if sec else "—"
         rss = f"{r['rss_mb']:,.0f}" if r["rss_mb"] else ""
         shown = f"{sec:.2f}" if sec is not None else "—"
+        if len(r.get("runs") or []) > 1 and sec is not None:
+            shown += " (" + " / ".join(f"{x:.2f}" for x in r["runs"] if x is not None) + ")"
         lines.append(f"| {r['shape']} | {r['stage']} | {shown} | {rate} | {rss} |")
     return "\n".join(lines)
 
@@ -386,6 +415,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--large", action="store_true", help="add 100000x1000000")
     parser.add_argument("--executor", default="local", choices=("local", "process", "ray"))
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=1, metavar="N",
+                        help="run each shape N times; the table shows medians")
+    parser.add_argument("--write-docs", action="store_true",
+                        help="write the table into docs/benchmarks.md")
     parser.add_argument("--bm25-ko", type=int, default=0, metavar="CHUNKS",
                         help="also time a Korean BM25 index build over CHUNKS chunks")
     args = parser.parse_args(argv)
@@ -403,14 +436,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     for shape in shapes:
         squad = shape.lower().startswith("squad:")
         q, c = (int(x) for x in shape.lower().removeprefix("squad:").split("x"))
-        shape_rows = measure(q, c, flags, squad=squad)
+        shape_rows = median_rows([measure(q, c, flags, squad=squad)
+                                  for _ in range(max(1, args.repeat))])
         rows += shape_rows
         print(table(shape_rows).split("\n", 2)[2], f"(report.html "
-              f"{shape_rows[-1]['report_html_mb']:.1f} MB; load average "
+              f"{next(r for r in shape_rows if 'report_html_mb' in r)['report_html_mb']:.1f} MB; "
+              f"load average "
               f"{os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)
     if rows:
         print()
         print(table(rows))
+        if args.write_docs:
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            import docs_table  # bench/docs_table.py, beside this script
+
+            note = (f"\n\n(seconds: the median of {args.repeat} runs, each run's in "
+                    "brackets)" if args.repeat > 1 else "")
+            docs_table.write("bench/scale.py", table(rows) + note)
     if args.bm25_ko:
         r = bm25_korean(args.bm25_ko)
         print(f"\nKorean BM25 index build: {r['chunks']:,} chunks of {r['chars']:.0f} chars "

@@ -37,7 +37,7 @@ def gold_sources(inputs: Inputs, r: QuestionResult) -> list[Source]:
     for ev in (qgold.evidence if qgold is not None else []):
         if ev.label.support_claim:
             out.append(Source(ev.label.support_claim, gold=True))
-    q = next((q for q in inputs.questions if q.question_id == r.question_id), None)
+    q = inputs.question_by_id.get(r.question_id)
     if q is not None:
         if q.expected_answer:
             out.append(Source(q.expected_answer, gold=True))

@@ -24,7 +24,7 @@ from .endpoint import EndpointConfig, check_api_key, probe_endpoint, redact_url
 from .errors import InputError
 from .jsonio import parse_record
 from .metrics.measures import ANSWER_MEASURES, parse_measure
-from .metrics.retrieval import rag_measure
+from .metrics.retrieval import default_retrieval_measures, rag_measure
 from .schema import DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP, Question
 from .system.config import SystemConfig
 from .yamlio import read_yaml
@@ -146,9 +146,8 @@ class AnswererConfig(_Strict):
 
 
 class MetricsConfig(_Strict):
-    retrieval: list[str] = Field(
-        default_factory=lambda: ["recall_at_5", "recall_at_10", "mrr_at_5", "ndcg_at_5"]
-    )
+    # not given: default_retrieval_measures(pipeline.top_k), set by EvalConfig
+    retrieval: list[str] = Field(default_factory=lambda: default_retrieval_measures(10))
     answer: list[str] = Field(default_factory=lambda: list(ANSWER_MEASURES))
     hit_policy: Literal["any", "all"] = "any"
     # 100,000 resamples already give CI bounds stable to the fourth decimal; more is minutes
@@ -221,6 +220,14 @@ class EvalConfig(_Strict):
     # Set by load_config: where it came from, for provenance.
     path: Path | None = Field(default=None, exclude=True)
     sha256: str = Field(default="", exclude=True)
+
+    @model_validator(mode="after")
+    def _retrieval_follows_k(self) -> EvalConfig:
+        # Not in fields_set: a later validation of this config with another top_k (--k)
+        # follows that k too.
+        if "retrieval" not in self.metrics.model_fields_set:
+            self.metrics.__dict__["retrieval"] = default_retrieval_measures(self.pipeline.top_k)
+        return self
 
     def retrieval_cutoffs(self) -> list[int]:
         """Every k the configured retrieval metrics need, plus the pipeline's top_k."""

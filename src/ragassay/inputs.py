@@ -40,6 +40,15 @@ class Inputs:
     def chunk_texts(self) -> dict[str, str]:
         return {c.chunk_id: c.text for c in self.store.chunks}
 
+    @cached_property
+    def question_by_id(self) -> dict[str, Question]:
+        """Each question by its id (the first of a repeated id, as a scan would find it);
+        built once, read after the questions are loaded."""
+        out: dict[str, Question] = {}
+        for q in self.questions:
+            out.setdefault(q.question_id, q)
+        return out
+
 
 @dataclass
 class Predicted:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from .answer.citations import id_stem, unknown_inline_ids
 from .errors import InputError
 from .jsonio import line_of, read_jsonl
 from .schema import Prediction, Question
@@ -36,8 +37,12 @@ def check_predictions(preds: Iterable[Prediction], questions: Sequence[Question]
 
     A hit that carries its ``text`` may name any id, or none (a context as the system
     returned it, :mod:`ragassay.contexts`); in a prediction with such hits, a citation may
-    name a hit's id, and one naming nothing known is kept (a source not in the context)."""
+    name a hit's id, and one naming nothing known is kept (a source not in the context).
+    An inline ``[chunk-id]`` marker of the answer text that names no chunk is refused like
+    an unknown id in ``citations`` (field ``answer.text``; which markers count as ids:
+    :func:`ragassay.answer.citations.unknown_inline_ids`)."""
     known = {q.question_id for q in questions}
+    stems = {stem for c in store.chunks if (stem := id_stem(c.chunk_id))}
     out: dict[str, Prediction] = {}
     for pred in preds:
         line = line_of(pred)
@@ -59,6 +64,9 @@ def check_predictions(preds: Iterable[Prediction], questions: Sequence[Question]
             if not store.has(cit.chunk_id):
                 raise InputError(source, f"citation of unknown chunk {cit.chunk_id!r}",
                                  line=line, field=f"answer.citations.{i}.chunk_id")
+        for raw in unknown_inline_ids(pred.answer.text, store.has, stems):
+            raise InputError(source, f"citation of unknown chunk {raw!r} (the inline marker "
+                             f"[{raw}])", line=line, field="answer.text")
         out[pred.question_id] = pred
     return out
 

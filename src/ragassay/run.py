@@ -137,9 +137,11 @@ def _evaluate(cfg: EvalConfig, run_dir: Path, mode: str, *, force: bool, progres
         scored, placed = placed_inputs(inputs, predicted)  # contexts given as text
         results = score(cfg, scored, placed, k=k, executor=executor, times=score_times)
         score_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
         check_claims(cfg, scored, results)
+        claims_s = time.perf_counter() - t0
         judge(cfg, scored, results, executor)
-        judge_s = time.perf_counter() - t0 - score_s
+        judge_s = time.perf_counter() - t0 - claims_s
         ran_on = executor.describe()
     source = source_system(cfg, predicted)
     metrics = summarize(
@@ -153,7 +155,7 @@ def _evaluate(cfg: EvalConfig, run_dir: Path, mode: str, *, force: bool, progres
                  "predict_s": predict_s, **predicted.timings,
                  **stage_ms(results, "answer"),
                  "score_s": score_s, "score_ms": ms_summary([t * 1000 for t in score_times]),
-                 **({"judge_s": judge_s} if cfg.judge else {}),
+                 "claims_s": claims_s, **({"judge_s": judge_s} if cfg.judge else {}),
                  "total_s": time.perf_counter() - t_start,
                  "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     if "returned_texts" in placed.audit:  # the gold as placed in the returned texts

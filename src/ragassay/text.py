@@ -57,6 +57,7 @@ _EN_MARKERS = frozenset(
 )
 
 
+@lru_cache(maxsize=16384)  # the number reader asks once per text, the scorer again
 def guess_language(text: str) -> Language:
     """A coarse guess: ``ko`` when Hangul is at least a quarter as frequent as Latin letters;
     ``de`` when the text has umlauts/ß or more German than English marker words; else ``en``.
@@ -158,17 +159,27 @@ def content_words(text: str, *, lang: Language | None = None) -> list[str]:
     ``lang`` picks one stopword list; ``None`` uses the union of the ko/de/en lists (the
     safe choice for mixed Korean–English RFPs). Order and duplicates are kept.
     """
-    stop = STOPWORDS[lang] if lang is not None else _ALL_STOPWORDS
     out: list[str] = []
     for tok in tokens(text):
-        if tok in stop:
-            continue
-        stem = strip_korean_suffix(tok)
-        # "년인가요" keeps its ending (the stem would be one syllable), yet it is a stopword
-        if stem in stop or strip_korean_suffix(tok, min_stem=1) in stop:
-            continue
-        out.append(stem)
+        stem = content_stem(tok, lang)
+        if stem is not None:
+            out.append(stem)
     return out
+
+
+@lru_cache(maxsize=1 << 18)
+def content_stem(tok: str, lang: Language | None = None) -> str | None:
+    """The content word of one token of :func:`tokens` (Korean particle or ending
+    stripped), or ``None`` for a stopword of ``lang`` (``None``: any of the lists).
+    Cached: running text repeats its words, and a token's stem never changes."""
+    stop = STOPWORDS[lang] if lang is not None else _ALL_STOPWORDS
+    if tok in stop:
+        return None
+    stem = strip_korean_suffix(tok)
+    # "년인가요" keeps its ending (the stem would be one syllable), yet it is a stopword
+    if stem in stop or strip_korean_suffix(tok, min_stem=1) in stop:
+        return None
+    return stem
 
 
 # --- sentences ------------------------------------------------------------------------
@@ -298,6 +309,11 @@ def contains_term(haystack: str, term: str) -> bool:
     haystack: ``6개월`` is not in ``16개월``, ``99.5`` is not in ``99.55``. A blank term
     never matches, so a blank label cannot pass an answer silently.
     """
+    needle = squash(term)
+    if needle and not needle[0].isdigit() and not needle[-1].isdigit():
+        # term_pattern's pattern is then the needle alone: a substring test, without
+        # compiling a pattern per distinct term (a run has thousands of labels)
+        return needle in squash(haystack)
     pattern = term_pattern(term)
     return pattern is not None and pattern.search(squash(haystack)) is not None
 

@@ -116,7 +116,8 @@ def test_fixture_report(runs: dict[str, Path], driver: Any) -> None:
     # sorting by rank: best first, questions without gold (—) last
     Select(driver.find_element(By.ID, "f-sort")).select_by_value("rank")
     ranks = [r["rank"] for r in visible_rows(driver)]
-    key = [int(r) if r.isdigit() else 10**9 if r == "absent" else 10**10 for r in ranks]
+    key = [int(r.split()[0]) if r[0].isdigit() else 10**9 if r == "not retrieved" else 10**10
+           for r in ranks]
     assert key == sorted(key) and key[0] == 1
     Select(driver.find_element(By.ID, "f-sort")).select_by_value("fail")
     # open the first question: answer, retrieved list with the k cut-off, chunk texts
@@ -203,6 +204,40 @@ def test_comparison_page(runs: dict[str, Path], driver: Any) -> None:
     chunk.find_element(By.TAG_NAME, "summary").click()
     assert len(chunk.find_element(By.CSS_SELECTOR, "pre.ctext").text) > 20
     assert driver.get_log("browser") == []
+
+
+NARROW = """
+  var out = {page: document.documentElement.scrollWidth, view: window.innerWidth, tables: []};
+  document.querySelectorAll(arguments[0]).forEach(function(t){
+    var box = t.closest('.scroll'), cell = t.querySelector('tbody tr td');
+    box.scrollLeft = box.scrollWidth;  // scrolled to its far right
+    var r = cell.getBoundingClientRect();
+    out.tables.push({scrolls: box.scrollWidth > box.clientWidth, left: r.left, right: r.right,
+                     id: cell.textContent, cols: t.querySelector('thead tr').children.length});
+  });
+  return out;"""
+
+
+@pytest.mark.parametrize(("page", "tables"), [("fixture", "#qtable"),
+                                              ("compare", "table.flips, table.deltas")])
+def test_tables_stay_readable_at_400_px(runs: dict[str, Path], page: str, tables: str) -> None:
+    """At 400 px the page does not scroll sideways; a table wider than that scrolls in its
+    own box and, scrolled to its far right, still shows its first column (the question id,
+    the metric)."""
+    drv = chrome("--window-size=400,900", console_log=True)
+    try:
+        drv.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": 400, "height": 900, "deviceScaleFactor": 1, "mobile": False})
+        target = runs[page] / "report.html" if page == "fixture" else runs[page]
+        load(drv, target)
+        got = drv.execute_script(NARROW, tables)
+        assert got["view"] == 400 and got["page"] <= 400
+        assert got["tables"], f"no {tables} on the page"
+        assert any(t["scrolls"] for t in got["tables"]), "no table wider than 400 px"
+        for t in got["tables"]:
+            assert 0 <= t["left"] and t["right"] <= 400 and t["id"].strip(), t  # id in view
+    finally:
+        drv.quit()
 
 
 def test_page_without_javascript_shows_the_summary(runs: dict[str, Path],

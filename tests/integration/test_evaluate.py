@@ -80,7 +80,9 @@ def test_the_api_scores_records_in_memory_with_hand_checked_verdicts() -> None:
     assert result.totals.line() == ("found@2 2/2 (1 not measured) · grounded 2/3 (1 not "
                                     "measured) · right 2/3 (1 not measured)")
     assert result.metrics.counts.without_prediction == 1
-    recall = result.metrics.retrieval["recall_at_5"]
+    # no metrics configured: the default measures at the run's depth, k=2 (no recall@5)
+    assert list(result.metrics.retrieval) == ["recall_at_2", "mrr_at_2", "ndcg_at_2"]
+    recall = result.metrics.retrieval["recall_at_2"]
     assert (recall.mean, recall.n, recall.missing) == (1.0, 2, 2)
     assert recall.missing_reasons == {"no prediction for this question": 1,
                                       "unanswerable question (no gold)": 1}

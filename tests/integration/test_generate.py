@@ -91,6 +91,28 @@ def test_a_set_from_data_raw_runs_as_it_is(fake_server: FakeOpenAIServer,
     assert metrics["counts"]["questions"] == 3 if "counts" in metrics else True
 
 
+def test_the_review_page_shows_no_bidi_control(fake_server: FakeOpenAIServer,
+                                              tmp_path: Path) -> None:
+    """A generated question with U+202E (which would show the rest of the line reversed)
+    and one with an escape sequence: ``generation.html`` shows them without (the report's
+    one escape, :func:`ragassay.termsafe.visible`)."""
+    docs = write_docs(tmp_path / "docs")
+    replies = dict(GOOD)
+    en, second = GOOD["en::chunk-001"]
+    replies["en::chunk-001"] = ({**en, "question": "How long is the\u202e warranty period?"},
+                                second)
+    de, second = GOOD["de::chunk-001"]
+    replies["de::chunk-001"] = ({**de, "question": "Wie viel\x1b[31m kostet der Versand?"},
+                                second)
+    script(fake_server, factoid_order(docs), replies)
+    res = runner.invoke(app, gen_args(fake_server, docs, tmp_path / "set", "--n", "3",
+                                      "--kinds", "factoid"))
+    assert res.exit_code in (0, 3), res.output
+    page = (tmp_path / "set/generation.html").read_text(encoding="utf-8")
+    assert "\u202e" not in page and "\x1b" not in page
+    assert "How long is the warranty period?" in page
+
+
 def test_the_same_seed_model_and_chunks_make_no_new_call(fake_server: FakeOpenAIServer,
                                                          tmp_path: Path) -> None:
     docs = write_docs(tmp_path / "docs")

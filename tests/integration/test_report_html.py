@@ -33,6 +33,7 @@ from ragassay import (
 from ragassay.checks import totals, verdict_text
 from ragassay.diagnose import LABELS
 from ragassay.reasons import NO_PREDICTION
+from ragassay.report.cells import evidence_text
 from ragassay.report.charts import BAR_PLOT_W, FAIL_LABEL_W, FAIL_PLOT_W, LABEL_W
 from ragassay.report.html import decode_row, failing_first, render_html, write_html
 from ragassay.report.summary import gold_line
@@ -48,6 +49,7 @@ from ragassay.schema import (
     Question,
     RetrievedChunk,
 )
+from ragassay.termsafe import visible
 
 CONFIG = ROOT / "configs/eval/rag_quality_v1.yaml"
 
@@ -170,9 +172,11 @@ def grounded_cell(q: QuestionResult) -> str:
     return f"{text} ({reason})" if reason else text
 
 
-def rank_cell(q: QuestionResult) -> str:
+def rank_cell(q: QuestionResult, k: int) -> str:
+    """The rank as every view writes it: no gold, gold not retrieved, within k, beyond k."""
     rank = q.retrieval.get("rank")
-    return "—" if rank is None else "absent" if rank == 0 else str(rank)
+    return ("—" if rank is None else "not retrieved" if rank == 0 else str(rank) if rank <= k
+            else f"{rank} (beyond k={k})")
 
 
 # --- a small run built in memory --------------------------------------------------------
@@ -194,7 +198,7 @@ def tiny(k: int = 3, *, question: str = WARRANTY, answer: str = "Two years [d::c
     - q2 answerable: gold ranked 1st, wrong number (not grounded, not right);
     - q3 unanswerable, declined (grounded and right; found not applicable);
     - q4 answerable without a prediction (not measured);
-    - q5 answerable: gold never retrieved (rank "absent").
+    - q5 answerable: gold never retrieved (rank "not retrieved").
     """
     chunks = chunks or CHUNKS
     c1, c2, c3 = (c.chunk_id for c in chunks)
@@ -359,7 +363,7 @@ def test_found_header_and_check_cells_follow_the_run_k(k: int, tmp_path: Path) -
     for q, row in zip(failing_first(result.questions), parsed.rows, strict=True):
         ids, text, rank, found, grounded, right, _labels = row["cells"]
         assert (ids, text) == (q.question_id, q.question)
-        assert rank == rank_cell(q)
+        assert rank == rank_cell(q, k)
         assert found == verdict_text(q.checks.found), q.question_id
         assert grounded == grounded_cell(q), q.question_id
         assert right == verdict_text(q.checks.right), q.question_id
@@ -410,7 +414,7 @@ def test_question_details(tmp_path: Path) -> None:
     result = tiny(3)
     result.question("q1").gold_rank_in_index = {"d::chunk-001": 7}
     _, page = written(result, tmp_path / "run")
-    assert '<td class="num">absent</td>' in page  # q5: its gold was never retrieved
+    assert '<td class="num">not retrieved</td>' in page  # q5: its gold was never retrieved
     assert "rank 7 in the whole index" in page
     assert "d::chunk-001</span>, page 3" in page
     assert "No gold chunk for this question." in page  # q3, unanswerable
@@ -489,11 +493,11 @@ def test_bar_and_whisker_geometry(tmp_path: Path) -> None:
     assert metric_row(page, "hit_at_5") == (
         '<tr><td>hit_at_5</td><td class="num">0.500</td><td class="num">[0.100, 0.400]</td>'
         '<td class="num">1</td><td class="num">1</td></tr>')
-    # an aggregate as evaluate computed it is drawn the same way
-    recall = result.metrics.retrieval["recall_at_5"]
+    # an aggregate as evaluate computed it is drawn the same way (k=3: recall@3 by default)
+    recall = result.metrics.retrieval["recall_at_3"]
     assert recall.mean is not None and recall.ci_low is not None and recall.ci_high is not None
     assert f'width="{min(max(recall.mean, 0), 1) * BAR_PLOT_W:.1f}"' in page
-    assert (f"recall_at_5: mean {recall.mean:.3f}, 95% CI [{recall.ci_low:.3f}, "
+    assert (f"recall_at_3: mean {recall.mean:.3f}, 95% CI [{recall.ci_low:.3f}, "
             f"{recall.ci_high:.3f}], n {recall.n}, missing {recall.missing}") in page
 
 
@@ -544,7 +548,7 @@ def test_script_is_escaped_everywhere(tmp_path: Path) -> None:
     data = embedded(page, "rows")
     row = decode_row(data["rows"][0], data["strings"])
     assert row["q"] == EVIL and row["text"] == EVIL and row["id"] == "q1"
-    assert row["ev"]["answer_failure.partial_answer"] == {"why": EVIL}
+    assert row["ev"]["answer_failure.partial_answer"] == f"why: {EVIL}"  # evidence as text
     assert f"{EVIL}d::chunk-003" in [c[1] for c in row["ret"]]
     assert f"{EVIL}d::chunk-003" in embedded(page, "chunks")
     escaped = html.escape(EVIL)
@@ -553,8 +557,8 @@ def test_script_is_escaped_everywhere(tmp_path: Path) -> None:
     assert f'<p class="answer">{escaped}</p>' in page
     assert f'<span class="ids">{escaped}d::chunk-001</span>, page 3' in page  # citation
     assert f'<td class="ids">{escaped}d::chunk-003</td>' in page  # retrieved chunk
-    # the failure evidence, pretty-printed as JSON, is escaped too
-    assert html.escape(json.dumps(EVIL)) in page
+    # the failure evidence, written as text, is escaped too
+    assert f"</span> why: {escaped}</li>" in page
     parsed = Page(page)
     assert parsed.problems == [] and parsed.scripts == 3
     assert parsed.rows[0]["cells"][1] == EVIL  # the text survives, as text
@@ -575,12 +579,14 @@ def test_any_text_is_escaped(question: str, answer: str) -> None:
     assert low.count("<script") == 3 and low.count("</script") == 3 and "<!--" not in page
     data = embedded(page, "rows")
     row = decode_row(data["rows"][0], data["strings"])
-    assert row["q"] == question and row["text"] == answer
-    assert f'<td class="question">{html.escape(question)}</td>' in page
-    assert f'<p class="answer">{html.escape(answer or "—")}</p>' in page
+    # the text as written, less the control and bidi control characters (termsafe.visible)
+    shown_q, shown_a = visible(question), visible(answer)
+    assert row["q"] == shown_q and row["text"] == shown_a
+    assert f'<td class="question">{html.escape(shown_q)}</td>' in page
+    assert f'<p class="answer">{html.escape(visible(answer or "—"))}</p>' in page
     parsed = Page(page)
     assert parsed.problems == []
-    assert parsed.rows[0]["cells"][1] == question
+    assert parsed.rows[0]["cells"][1] == shown_q
 
 
 def test_page_is_byte_identical_across_calls(tiny3: tuple[RunResult, Path, str],
@@ -696,14 +702,134 @@ def test_embedded_rows_decode_to_the_questions(real_run: tuple[RunResult, Path])
     result, run_dir = real_run
     data = embedded(page_of(run_dir), "rows")
     assert data["k"] == result.totals.k
+    assert data["ranks"] == {("null" if q.retrieval.get("rank") is None
+                              else str(q.retrieval["rank"])): rank_cell(q, result.totals.k)
+                             for q in result.questions}
     rows = [decode_row(r, data["strings"]) for r in data["rows"]]
     for q, r in zip(failing_first(result.questions), rows, strict=True):
         assert r["id"] == q.question_id and r["q"] == q.question and r["topic"] == q.topic
         assert r["c"] == [q.checks.found, q.checks.grounded, q.checks.right]
-        assert r["lab"] == list(q.failures) and (r["ev"] or {}) == q.failures
+        assert r["lab"] == list(q.failures) and (r["ev"] or {}) == {
+            label: evidence_text(ev) for label, ev in q.failures.items()}
         assert r["gold"] == q.gold_chunk_ids and r["nret"] == len(q.retrieved)
         assert [(x[0], x[1], x[3]) for x in r["ret"]] == [
             (h.rank, h.chunk_id, h.gold) for h in q.retrieved[:len(r["ret"])]]
         assert q.answer is not None and r["text"] == q.answer.text
         assert r["cited"] == q.scores["cited_ids"]
     assert embedded(page_of(run_dir), "chunks") == result.chunk_texts
+
+
+# --- the header, rank and evidence texts, control characters -----------------------------
+
+
+def terminal_of(result: RunResult) -> str:
+    """What ``ragassay run`` prints as its summary (to a pipe: Markdown tables)."""
+    import io
+
+    from rich.console import Console
+
+    from ragassay.report.summary import print_summary
+
+    out = io.StringIO()
+    print_summary(result, Console(file=out, width=200, force_terminal=False))
+    return out.getvalue()
+
+
+def header_facts(page: str) -> dict[str, str]:
+    found = re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", page.split("</header>", 1)[0])
+    return {html.unescape(k): html.unescape(v) for k, v in found}
+
+
+def test_predictions_run_names_its_system_not_a_pipeline(tmp_path: Path) -> None:
+    result = tiny(3)
+    folder, page = written(result, tmp_path / "run")
+    facts = header_facts(page)
+    assert facts["system"] == "predictions from a file, judged at k=3"
+    assert facts["evidence"] == "chunk file (in memory), 3 chunks from 1 documents"
+    assert "pipeline" not in facts and "index model" not in facts
+    header = page.split("</header>", 1)[0]
+    assert "naive_baseline" not in header and "dense" not in header
+    summary = (folder / "summary.md").read_text(encoding="utf-8")
+    assert "- system: predictions from a file, judged at k=3\n" in summary
+    assert "naive_baseline" not in summary
+    terminal = terminal_of(result)
+    assert terminal.startswith("system: predictions from a file, judged at k=3\n"
+                               "evidence: chunk file (in memory), 3 chunks from 1 documents\n")
+
+
+def test_live_system_run_names_the_system(tmp_path: Path) -> None:
+    result = tiny(3)
+    result.metrics.mode = "system"
+    result.metrics.provenance.system = {"kind": "http", "url": "http://127.0.0.1:9/ask",
+                                        "system_version": ["v2"]}
+    folder, page = written(result, tmp_path / "run")
+    want = "HTTP system at http://127.0.0.1:9/ask (version v2), asked for k=3"
+    assert header_facts(page)["system"] == want
+    assert f"- system: {want}\n" in (folder / "summary.md").read_text(encoding="utf-8")
+    assert terminal_of(result).startswith(f"system: {want}\n")
+
+
+def test_rank_beyond_k_and_not_retrieved_read_the_same_everywhere(tmp_path: Path) -> None:
+    """k=1: q1's gold is 2nd in its list (beyond k), q5's gold is not in its list."""
+    result = tiny(1)
+    folder, page = written(result, tmp_path / "run")
+    cells = {r["cells"][0]: r["cells"][2] for r in Page(page).rows}
+    assert cells == {"q1": "2 (beyond k=1)", "q2": "1", "q3": "—", "q4": "—",
+                     "q5": "not retrieved"}
+    assert embedded(page, "rows")["ranks"] == {"1": "1", "2": "2 (beyond k=1)",
+                                               "0": "not retrieved", "null": "—"}
+    summary = (folder / "summary.md").read_text(encoding="utf-8")
+    terminal = terminal_of(result)
+    for text in (summary, terminal):
+        assert "| q1 |  | 2 (beyond k=1) |" in text and "| q5 |  | not retrieved |" in text
+
+
+def test_failure_evidence_is_text_not_json(tmp_path: Path) -> None:
+    result = tiny(3)
+    q2 = result.question("q2")
+    q2.failures = {"retrieval_failure.gold_ranked_low": {
+        "rank": 4, "rank_cutoff": 3, "ranked_above": ["d::chunk-003", "d::chunk-001"]},
+        "answer_failure.partial_answer": {"score": 0.25, "missing": [], "declined": False}}
+    folder, page = written(result, tmp_path / "run")
+    want = ["rank: 4; rank_cutoff: 3; ranked_above: d::chunk-003, d::chunk-001",
+            "score: 0.250; missing: none; declined: no"]
+    static = static_part(page)
+    assert "<pre>{" not in static and '"rank_cutoff"' not in static
+    for label, text in zip(["gold_ranked_low", "partial_answer"], want, strict=True):
+        assert f">{label}</span> {text}</li>" in static
+    data = embedded(page, "rows")
+    row = next(decode_row(r, data["strings"]) for r in data["rows"] if r[0] == "q2")
+    assert list(row["ev"].values()) == want  # what the script shows
+    summary = (folder / "summary.md").read_text(encoding="utf-8")
+    assert "## Failure evidence" in summary
+    assert f"| q2 | gold_ranked_low | {want[0]} |" in summary
+    assert f"| q2 | partial_answer | {want[1]} |" in summary
+
+
+def test_bidi_and_control_characters_are_removed_from_the_page(tmp_path: Path) -> None:
+    """A question id, question and answer with U+202E (which shows ``exe.txt`` for
+    ``txt.exe``), an isolate and an escape sequence: the page shows them without."""
+    result = tiny(3, question="evil\u202etxt.exe?", answer="a\u2066b\x1b[31mc [d::chunk-001]")
+    result.question("q1").question_id = "q\u202e1"
+    _, page = written(result, tmp_path / "run")
+    for bad in ("\u202e", "\u2066", "\x1b"):
+        assert bad not in page
+    assert '<td class="ids">q1</td><td class="question">eviltxt.exe?</td>' in page
+    assert "ab[31mc [d::chunk-001]" in page
+    data = embedded(page, "rows")
+    assert "q1" in [r[0] for r in data["rows"]]
+
+
+def test_pages_use_a_cjk_font_stack() -> None:
+    """Korean text needs a CJK font: the body's stack names Noto Sans CJK KR, Malgun Gothic
+    and Apple SD Gothic Neo, in that order, before the generic sans-serif; the README's
+    troubleshooting line names Debian's package of the first."""
+    from ragassay.report.style import CSS
+
+    body = re.search(r"body\{font-family:([^;]*);", CSS)
+    assert body, "no font-family on body"
+    fonts = [f.strip().strip('"') for f in body.group(1).split(",")]
+    wanted = ["Noto Sans CJK KR", "Malgun Gothic", "Apple SD Gothic Neo", "sans-serif"]
+    assert [f for f in fonts if f in wanted] == wanted and fonts[-1] == "sans-serif"
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "fonts-noto-cjk" in readme

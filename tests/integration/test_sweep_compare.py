@@ -52,6 +52,18 @@ def test_sweep_on_the_fixture(tmp_path: Path, at_root: None) -> None:
         assert by[(k, 0.2)]["recall_at_k"] <= by[(k, None)]["recall_at_k"]
 
 
+def test_sweep_quiet_prints_no_table(tmp_path: Path, at_root: None) -> None:
+    """``-q`` as the other commands have it: the files, the last line on stderr, no table."""
+    loud = runner.invoke(app, ["sweep", "-c", str(CONFIG), "--k", "1..2", "--output-root",
+                               str(tmp_path), "--sweep-id", "loud"])
+    assert loud.exit_code == 0 and "| k |" in loud.stdout
+    res = runner.invoke(app, ["sweep", "-c", str(CONFIG), "--k", "1..2", "--output-root",
+                              str(tmp_path), "--sweep-id", "sw", "-q"])
+    assert res.exit_code == 0, res.output
+    assert res.stdout == "" and "sweep →" in res.stderr
+    assert len(json.loads((tmp_path / "sw/sweep.json").read_text())["rows"]) == 2
+
+
 def test_sweep_cli_writes_table_json_and_plot(tmp_path: Path, at_root: None) -> None:
     result = runner.invoke(app, ["sweep", "-c", str(CONFIG), "--k", "1..3", "--output-root",
                                  str(tmp_path), "--sweep-id", "sw"])
@@ -134,6 +146,20 @@ def test_compare_two_runs(tmp_path: Path, at_root: None) -> None:
     recall = comparisons["recall_at_10"]
     assert recall["delta"] < 0 and recall["losses"] > 0 and recall["wins"] == 0
     assert recall["n"] == 13 and 0 < recall["p_randomization"] <= 1
+    # named at the depth each run used: the k=3 run ranked 3 chunks, so its recall_at_10
+    # is a recall@3
+    assert recall["depths"] == ["recall@10", "recall@3"]
+    assert comparisons["correct"]["depths"] == ["correct", "correct"]
+    text = runner.invoke(app, ["compare", str(tmp_path / "k10"), str(tmp_path / "k3"),
+                               "-m", "recall_at_10"]).stdout
+    assert "| k3 | recall@10 vs recall@3 |" in text
+    k3_row = next(line for line in text.splitlines()
+                  if line.startswith("| k3 | naive_baseline (k=3, dense"))
+    assert f"{recall['mean_b']:.3f} (@3)" in k3_row
+    runner.invoke(app, ["report", str(tmp_path / "k10"), str(tmp_path / "k3")])
+    page = (tmp_path / "k3/compare-k10.html").read_text(encoding="utf-8")
+    assert "<td>found@10 → found@3: yes → no" in page
+    assert "<td>recall@10 vs recall@3</td>" in page
     bad = runner.invoke(app, ["compare", str(tmp_path / "k10"), str(tmp_path / "k3"), "-m",
                               "recal"])
     assert bad.exit_code == 2 and "unknown metric" in bad.output
@@ -188,3 +214,114 @@ def test_compare_and_report_of_runs_from_a_config_without_metrics(tmp_path: Path
     res = runner.invoke(app, ["report", a, b])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "runs/b/compare-a.html").is_file()
+
+
+# --- readings, depths and the questions two runs hold -------------------------------------
+
+def tiny_run(folder: Path, answers: dict[str, str], *, texts: dict[str, str] | None = None,
+             k: int = 2) -> Path:
+    """A run of predictions over two chunks: question ``qN`` asks for ``N`` euros (gold
+    chunk ``d::chunk-00N`` retrieved first); ``answers`` maps question ids to answer texts,
+    ``texts`` replaces some question texts."""
+    from ragassay import EvalConfig, evaluate_rag
+    from ragassay.schema import (
+        Answer,
+        Chunk,
+        Citation,
+        GoldEvidence,
+        GoldRecord,
+        Prediction,
+        Question,
+        RetrievedChunk,
+    )
+
+    chunks = [Chunk(chunk_id=f"d::chunk-00{i}", doc_id="d", text=f"Item {i} costs {i}00 euros.")
+              for i in (1, 2, 3)]
+    texts = texts or {}
+    questions, gold, preds = [], [], []
+    for qid, text in answers.items():
+        n = int(qid[1:])
+        questions.append(Question(question_id=qid, question=texts.get(qid, f"Price of {n}?"),
+                                  answerable=True, must_contain=[f"{n}00"]))
+        gold.append(GoldRecord(question_id=qid, gold_evidence=[
+            GoldEvidence(chunk_id=f"d::chunk-00{n}")]))
+        preds.append(Prediction(question_id=qid, retrieved=[
+            RetrievedChunk(chunk_id=f"d::chunk-00{n}", score=0.9)], answer=Answer(
+                text=text, status="supported", citations=[Citation(chunk_id=f"d::chunk-00{n}")])))
+    cfg = EvalConfig(pipeline={"top_k": k}, metrics={"bootstrap_resamples": 100})
+    result = evaluate_rag(questions, gold, preds, chunks, cfg, run_id=folder.name)
+    result.write(folder)
+    return folder
+
+
+def test_reading_is_better_or_worse_only_when_significant() -> None:
+    from ragassay.report.compare import reading
+
+    assert reading({"metric": "correct", "delta": 0.2, "p_randomization": 0.01}) == "better"
+    assert reading({"metric": "correct", "delta": -0.2, "p_randomization": 0.01}) == "worse"
+    # lower is better: more hallucinations is worse
+    assert reading({"metric": "hallucination_flag", "delta": 0.2,
+                    "p_randomization": 0.01}) == "worse"
+    assert reading({"metric": "correct", "delta": 0.2, "p_randomization": 0.05}) == ""
+    # with several candidates the Holm-adjusted p decides
+    assert reading({"metric": "correct", "delta": 0.2, "p_randomization": 0.01,
+                    "p_holm": 0.2}) == ""
+    assert reading({"metric": "correct", "delta": None, "p_randomization": None}) == ""
+
+
+def test_compare_colours_no_difference_that_is_not_significant(tmp_path: Path) -> None:
+    """Both questions go from wrong to right: the bootstrap CI of Δ correct is [1, 1] (it
+    excludes 0), but with two pairs the randomization p-value is 0.5: no colour (today's
+    rule coloured it better by the CI alone)."""
+    base = tiny_run(tmp_path / "base", {"q1": "It is 999 euros.", "q2": "It is 999 euros."})
+    cand = tiny_run(tmp_path / "cand", {"q1": "It is 100 euros.", "q2": "It is 200 euros."})
+    res = runner.invoke(app, ["compare", str(base), str(cand), "-m", "correct", "--format",
+                              "json"])
+    assert res.exit_code == 0, res.output
+    (c,) = json.loads(res.stdout)["comparisons"]
+    assert (c["ci_low"], c["ci_high"]) == (1.0, 1.0)
+    # 2 of the 4 sign patterns are as extreme: p = 0.5 (sampled: about)
+    assert c["p_randomization"] == pytest.approx(0.5, abs=0.05)
+    assert c["reading"] == ""
+    text = runner.invoke(app, ["compare", str(base), str(cand), "-m", "correct"])
+    assert "| no significant difference |" in text.stdout
+    page = runner.invoke(app, ["report", str(base), str(cand)])
+    assert page.exit_code == 0, page.output
+    html_text = (cand / "compare-base.html").read_text(encoding="utf-8")
+    assert 'class="delta better"' not in html_text and 'class="delta worse"' not in html_text
+    assert "<td>no significant difference</td>" in html_text
+
+
+def test_compare_notes_questions_missing_or_changed(tmp_path: Path) -> None:
+    """The candidate drops q3, adds nothing new but q2's text changed: both are noted in the
+    terminal (stderr), the JSON and the page."""
+    base = tiny_run(tmp_path / "base", {"q1": "100 euros.", "q2": "200 euros.",
+                                        "q3": "300 euros."})
+    cand = tiny_run(tmp_path / "cand", {"q1": "100 euros.", "q2": "200 euros."},
+                    texts={"q2": "What does item 2 cost?"})
+    res = runner.invoke(app, ["compare", str(base), str(cand), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["questions"] == [{
+        "candidate": str(cand), "only_in_baseline": ["q3"], "only_in_candidate": [],
+        "text_changed": ["q2"]}]
+    assert ("note: cand vs base: 1 questions only in base (q3); 1 questions whose text "
+            "changed (q2) — not paired, or paired across different texts") in " ".join(
+                res.stderr.split())
+    back = runner.invoke(app, ["compare", str(cand), str(base), "--format", "json"])
+    assert json.loads(back.stdout)["questions"][0]["only_in_candidate"] == ["q3"]
+    runner.invoke(app, ["report", str(base), str(cand)])
+    page = (cand / "compare-base.html").read_text(encoding="utf-8")
+    assert "The runs do not hold the same questions." in page
+    assert '<details class="qdiff" data-kind="only_in_baseline"><summary>1 questions only in ' \
+           'base</summary><ul><li class="ids">q3</li></ul></details>' in page
+    assert "1 questions with a changed text (same id)" in page
+
+
+def test_compare_page_has_no_bidi_controls(tmp_path: Path) -> None:
+    base = tiny_run(tmp_path / "base", {"q1": "100 euros.\u202e"},
+                    texts={"q1": "evil\u202etxt.exe?"})
+    cand = tiny_run(tmp_path / "cand", {"q1": "999 euros.\u2066"})
+    res = runner.invoke(app, ["report", str(base), str(cand)])
+    assert res.exit_code == 0, res.output
+    page = (cand / "compare-base.html").read_text(encoding="utf-8")
+    assert "\u202e" not in page and "\u2066" not in page and "eviltxt.exe?" in page

@@ -84,3 +84,24 @@ def test_malformed_yaml_and_bad_types(tmp_path: Path) -> None:
     with pytest.raises(InputError) as exc:
         load_config(p)
     assert (exc.value.line, exc.value.field) == (5, "pipeline.top_k")
+
+
+def test_default_retrieval_measures_follow_k(tmp_path: Path) -> None:
+    """A config without ``metrics.retrieval`` measures at the run's depth: a run of k=3 has
+    no recall@5 or recall@10 of a list it does not have; a configured list is kept."""
+    from ragassay.config import EvalConfig
+
+    assert EvalConfig().metrics.retrieval == ["recall_at_5", "recall_at_10", "mrr_at_5",
+                                              "ndcg_at_5"]
+    assert EvalConfig(pipeline={"top_k": 3}).metrics.retrieval == [
+        "recall_at_3", "mrr_at_3", "ndcg_at_3"]
+    assert EvalConfig(pipeline={"top_k": 7}).metrics.retrieval == [
+        "recall_at_5", "recall_at_7", "mrr_at_5", "ndcg_at_5"]
+    assert EvalConfig(pipeline={"top_k": 3}, metrics={"retrieval": ["recall_at_5"]}
+                      ).metrics.retrieval == ["recall_at_5"]
+    path = write(tmp_path, "questions_path: q.jsonl\ngold_evidence_path: g.jsonl\n"
+                           "index_dir: idx\n"
+                           "metrics:\n  bootstrap_resamples: 100\n")
+    cfg = load_config(path, {"pipeline.top_k": 3})  # as --k 3 sets it
+    assert cfg.metrics.retrieval == ["recall_at_3", "mrr_at_3", "ndcg_at_3"]
+    assert cfg.retrieval_cutoffs() == [3]

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from ..schema import Chunk, Citation
@@ -39,6 +39,33 @@ _SPLIT = re.compile(r"[,;]\s*|\s+(?:and|und|및|와|과)\s+", re.IGNORECASE)
 _NUMBERED = re.compile(r"(?:(?:sources?|src|docs?|documents?|quelle|출처|문서|자료)\s*[#:]?\s*"
                        r"|#)?(\d+)", re.IGNORECASE)
 _CHUNK_SHAPED = re.compile(r"::|\bchunk[-_ ]?\d+\b", re.IGNORECASE)
+_ID_SPLIT = re.compile(r"[,;]\s*")
+_TRAILING_NUMBER = re.compile(r"\d+$")
+
+
+def inline_ids(text: str) -> list[str]:
+    """The markers of a text's brackets as written (``[a, b]`` gives ``a`` and ``b``), in
+    order; what each names is for the caller to decide."""
+    return [part.strip() for m in BRACKETS.finditer(text)
+            for part in _ID_SPLIT.split(m.group(1)) if part.strip()]
+
+
+def id_stem(chunk_id: str) -> str:
+    """A chunk id without its trailing number: ``versand-`` of ``versand-2``, ``a::chunk-``
+    of ``a::chunk-001``; ``""`` for an id that is a number or ends in none."""
+    stem = _TRAILING_NUMBER.sub("", chunk_id)
+    return stem if stem != chunk_id else ""
+
+
+def unknown_inline_ids(text: str, has: Callable[[str], bool], stems: Collection[str]
+                       ) -> list[str]:
+    """Inline markers that name a chunk id the evidence does not have, each once: a marker
+    shaped like a chunk id (``::``, ``chunk-NNN``) or one that is an id of the evidence with
+    another number (``[versand-99]`` where ids ``versand-1`` … exist: ``stems`` are the
+    :func:`id_stem` of the known ids). Other brackets (``[1]``, ``[sic]``) are text."""
+    out = [raw for raw in inline_ids(text) if not has(raw)
+           and (_CHUNK_SHAPED.search(raw) or (id_stem(raw) and id_stem(raw) in stems))]
+    return list(dict.fromkeys(out))
 
 
 @dataclass(frozen=True)

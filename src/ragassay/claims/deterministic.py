@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from ..metrics.numbers import DATE, TIME, Quantity, extract_numbers, number_supported
@@ -94,20 +95,48 @@ def source_sentences(sources: Sequence[str]) -> list[str]:
     out: list[str] = []
     pairs: list[str] = []
     for text in sources:
-        own = [" ".join(text[a:b].split()) for a, b in split_sentences(text)]
-        own = [x for x in own if x]
+        own, own_pairs = _sentences_of(text)
         out += own
-        pairs += [f"{x} {y}" for x, y in zip(own, own[1:], strict=False)]
+        pairs += own_pairs
     return out + pairs
+
+
+# Cached per text: a chunk is checked for every claim of every answer that retrieves it.
+@lru_cache(maxsize=8192)
+def _sentences_of(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """One source's sentences (whitespace collapsed) and its adjacent pairs."""
+    own = [" ".join(text[a:b].split()) for a, b in split_sentences(text)]
+    own = [x for x in own if x]
+    return tuple(own), tuple(f"{x} {y}" for x, y in zip(own, own[1:], strict=False))
+
+
+# Cached per sentence: the same sentences are compared with every claim (sizes hold a
+# few thousand chunks' sentences and pairs).
+@lru_cache(maxsize=1 << 15)
+def _words_of(sentence: str) -> frozenset[str]:
+    """The content words of a source sentence, as a set."""
+    return frozenset(content_words(sentence))
+
+
+@lru_cache(maxsize=1 << 15)
+def _numbers_of(sentence: str) -> tuple[Quantity, ...]:
+    """The numbers of a source sentence (the number reader's own cache is smaller)."""
+    return tuple(extract_numbers(sentence))
 
 
 def claim_words(text: str) -> set[str]:
     """The content words a claim is matched by: without the numbers (the number reader
     compares those), so ``3년간`` and ``4년간`` are not two different words here, and
     without negation markers (the polarity check compares those)."""
-    return {w for w in content_words(text)
-            if not any(ch.isdigit() for ch in w) and not _NEGATION.fullmatch(w)
-            and not _NEGATION.match(w)}
+    return set(_claim_words(text))
+
+
+# Cached: a claim is checked against the cited chunks, the context and the gold in turn.
+@lru_cache(maxsize=4096)
+def _claim_words(text: str) -> frozenset[str]:
+    return frozenset(w for w in content_words(text)
+                     if not any(ch.isdigit() for ch in w) and not _NEGATION.fullmatch(w)
+                     and not _NEGATION.match(w))
 
 
 def _same_family(a: Quantity, b: Quantity) -> bool:
@@ -118,22 +147,22 @@ def _same_family(a: Quantity, b: Quantity) -> bool:
     return a.unit == b.unit
 
 
-def _ranked(claim_words: set[str], sentences: Sequence[str], least: float
+def _ranked(claim_words: frozenset[str], sentences: Sequence[str], least: float
             ) -> list[tuple[str, float]]:
     """Sentences sharing at least ``least`` of the claim's content words, closest first."""
     if not claim_words:
         return []
-    scored = [(s, len(claim_words & set(content_words(s))) / len(claim_words))
+    scored = [(s, len(claim_words & _words_of(s)) / len(claim_words))
               for s in sentences]  # a sentence before the pairs that hold it: sort is stable
     return sorted((x for x in scored if x[1] >= least), key=lambda x: -x[1])
 
 
-def _anchor(claim_words: set[str], sentences: Sequence[str]) -> tuple[str, float]:
+def _anchor(claim_words: frozenset[str], sentences: Sequence[str]) -> tuple[str, float]:
     best, score = "", 0.0
     if not claim_words:
         return best, score
     for s in sentences:
-        overlap = len(claim_words & set(content_words(s))) / len(claim_words)
+        overlap = len(claim_words & _words_of(s)) / len(claim_words)
         if overlap > score:
             best, score = s, overlap
     return best, score
@@ -142,19 +171,30 @@ def _anchor(claim_words: set[str], sentences: Sequence[str]) -> tuple[str, float
 def decide(claim: str, sources: Sequence[str]) -> Decision | None:
     """The deterministic verdict of ``claim`` against ``sources`` (texts), or ``None`` when
     the checks cannot decide. No sources → ``unsupported``."""
-    sentences = source_sentences(sources)
+    own: list[str] = []
+    pairs: list[str] = []
+    for text in sources:  # source_sentences(sources), in two parts
+        own_of, pairs_of = _sentences_of(text)
+        own += own_of
+        pairs += pairs_of
+    sentences = own + pairs
     if not sentences:
         return Decision("unsupported", "overlap", "", "no source text")
-    words = claim_words(claim)
+    words = _claim_words(claim)
     anchor, overlap = _anchor(words, sentences)
     on_topic = overlap >= TOPIC_OVERLAP
     numbers = extract_numbers(claim)
     if numbers:
-        all_source = [q for s in sentences for q in extract_numbers(s)]
-        missing = [q for q in numbers if not number_supported(q, all_source)]
+        # a number is supported by any source number: the pairs' numbers are read only
+        # for a number no single sentence holds (reading numbers is the costly part)
+        own_numbers = [q for s in own for q in _numbers_of(s)]
+        missing = [q for q in numbers if not number_supported(q, own_numbers)]
+        if missing:
+            pair_numbers = [q for s in pairs for q in _numbers_of(s)]
+            missing = [q for q in missing if not number_supported(q, pair_numbers)]
         if missing:
             for sentence, _ in _ranked(words, sentences, CLASH_OVERLAP):
-                clash = [a for q in missing for a in extract_numbers(sentence)
+                clash = [a for q in missing for a in _numbers_of(sentence)
                          if _same_family(q, a)]
                 if clash:
                     return Decision("contradicted", "numbers", sentence,
@@ -162,10 +202,10 @@ def decide(claim: str, sources: Sequence[str]) -> Decision | None:
                                     f"{clash[0].raw!r}")
             return Decision("unsupported", "numbers", "",
                             f"no source holds {missing[0].raw!r}")
-        holding = [(x, o) for x, o in _ranked(words, sentences, TOPIC_OVERLAP)
-                   if all(number_supported(q, extract_numbers(x)) for q in numbers)]
+        holding = next(((x, o) for x, o in _ranked(words, sentences, TOPIC_OVERLAP)
+                        if all(number_supported(q, _numbers_of(x)) for q in numbers)), None)
         if holding:  # the closest sentence that holds every number of the claim
-            anchor, overlap = holding[0]
+            anchor, overlap = holding
         else:
             on_topic = False  # the numbers are elsewhere: leave the pairing to the judge
     if not on_topic:

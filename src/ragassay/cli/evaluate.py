@@ -212,12 +212,12 @@ def sweep(config: ConfigOpt,
               "--threshold", help="Score thresholds to try besides none, e.g. 0.2,0.3.")] = None,
           sweep_id: Annotated[str, typer.Option(help="Output folder name.")] = "sweep",
           force: ForceOpt = False, output_root: RootOpt = None, predictions: PredOpt = None,
-          chunks: ChunksOpt = None, lenient: LenientOpt = False,
+          chunks: ChunksOpt = None, lenient: LenientOpt = False, quiet: QuietOpt = False,
           output_format: FormatOpt = Format.text, progress: ProgressOpt = None,
           executor: ExecutorOpt = None, workers: WorkersOpt = None) -> None:
     """Evaluate k = 1..N (and thresholds) in one call: table, sweep.json/md and a PNG plot.
 
-    With --format json, stdout is sweep.json plus `sweep_dir`."""
+    With --format json, stdout is sweep.json plus `sweep_dir`; with -q, no table."""
     from ..jsonio import read_json
     from ..runfolder import check_run_id
     from ..sweep import SWEEP_HEADER, parse_k_range, parse_thresholds, run_sweep, sweep_table
@@ -244,6 +244,6 @@ def sweep(config: ConfigOpt,
         consoles.err.print(f"[yellow]note:[/] {literal(note)}")
     if output_format is Format.json:
         print_json({**read_json(dest / "sweep.json"), "sweep_dir": str(dest)})
-    else:
+    elif not quiet:
         show_table("sweep", SWEEP_HEADER, sweep_table(rows))
     consoles.err.print(f"sweep → {literal(str(dest))}/sweep.md, sweep.json, sweep.png")

@@ -26,6 +26,7 @@ def compare(runs: Annotated[list[Path], typer.Argument(help="Run folders, the ba
     from ..jsonio import json_text
     from ..report.compare import (
         COMPARE_HEADER,
+        change_notes,
         compare_rows,
         compare_runs,
         read_runs,
@@ -42,9 +43,11 @@ def compare(runs: Annotated[list[Path], typer.Argument(help="Run folders, the ba
         print_json(result)
     else:
         header, rows = summary_rows(runs, results, metric or None)
-        show_table("runs", header, rows, left=["run", "pipeline"])
+        show_table("runs", header, rows, left=["run", "system"])
         show_table(f"compared with {runs[0]}", COMPARE_HEADER, compare_rows(result),
-               left=["candidate", "metric"])
+               left=["candidate", "metric", "reading"])
+    for note in change_notes(result):
+        consoles.err.print(f"[yellow]note:[/] {literal(note)}")
     if json_out is not None:
         run_guarded(lambda: write_text(json_out, json_text(result)))
 

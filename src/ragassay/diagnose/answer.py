@@ -23,10 +23,11 @@ def hallucinated_requirement(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] 
     """
     if not case.supported or not case.question.answerable:
         return None
-    text = strip_markers(case.answer.text)
-    context_numbers = [q for cid in case.context_ids for q in extract_numbers(case.text(cid))]
-    invented = [q.raw for q in extract_numbers(text)
-                if not number_supported(q, context_numbers)]
+    numbers = extract_numbers(strip_markers(case.answer.text))
+    # the context's numbers are read only when the answer holds one to look for
+    context_numbers = ([q for cid in case.context_ids for q in extract_numbers(case.text(cid))]
+                       if numbers else [])
+    invented = [q.raw for q in numbers if not number_supported(q, context_numbers)]
     if invented:
         return {"numbers_not_in_context": invented}
     s = case.answer_scores

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 from typing import Any
 
 from ..config import DiagnoseConfig
@@ -37,6 +38,9 @@ def gold_evidence_ranked_too_low(case: Case, cfg: DiagnoseConfig) -> dict[str, A
     return {"rank": rank, "rank_cutoff": cfg.rank_cutoff, "ranked_above": case.ranked[: rank - 1]}
 
 
+# Cached: the top hit's sentences recur across the questions that retrieve it; callers
+# only read the Counter, never change it.
+@lru_cache(maxsize=16384)
 def _grams(text: str, n: int = 3) -> Counter[str]:
     s = re.sub(r"\s+", "", fold_text(text))
     return Counter(s[i : i + n] for i in range(max(len(s) - n + 1, 1)))

@@ -19,9 +19,11 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..report.charts import esc
 from ..report.rows import json_script
 from ..report.style import CSS
 from ..schema import GoldRecord, Question
+from ..termsafe import visible
 from .review_script import REVIEW_CSS, REVIEW_SCRIPT
 
 if TYPE_CHECKING:
@@ -74,33 +76,27 @@ def review_items(gen: Generation, items: Sequence[tuple[Record, Question, GoldRe
         c = rec.candidate
         chunks = []
         for i, cid in enumerate(c.chunk_ids):
-            text = index.chunk(cid).text
-            sentence = c.supports[i].sentence if i < len(c.supports) else ""
+            text = visible(index.chunk(cid).text)  # as the page shows it: the mark's offsets
+            sentence = visible(c.supports[i].sentence) if i < len(c.supports) else ""
             chunks.append({"chunk_id": cid, "role": "gold" if q.answerable else "source",
                            "text": text, "mark": mark_span(text, sentence) if sentence else None})
         if c.distractor:
             chunks.append({"chunk_id": c.distractor, "role": "distractor",
-                           "text": index.chunk(c.distractor).text, "mark": None})
+                           "text": visible(index.chunk(c.distractor).text), "mark": None})
         out.append({"question_id": q.question_id, "kind": c.kind, "question": q.question,
                     "answer": "; ".join(c.answers), "answerable": q.answerable,
                     "missing": c.missing, "checks": _checks(rec, q), "chunks": chunks})
     return out
 
 
-def _esc(value: Any) -> str:
-    import html
-
-    return html.escape(str(value), quote=True)
-
-
 def _dropped_section(report: dict[str, Any]) -> str:
     reasons = {k: v for k, v in report["drop_reasons"].items() if v}
-    rows = "".join(f"<tr><td>{_esc(k)}</td><td class=\"num\">{v}</td><td>"
-                   f"{_esc(report['reasons'][k])}</td></tr>" for k, v in reasons.items())
+    rows = "".join(f"<tr><td>{esc(k)}</td><td class=\"num\">{v}</td><td>"
+                   f"{esc(report['reasons'][k])}</td></tr>" for k, v in reasons.items())
     lines = "".join(
-        f"<tr><td class=\"ids\">{_esc(d['candidate'])}</td><td>{_esc(d['kind'])}</td>"
-        f"<td>{_esc(d.get('reason', 'surplus'))}</td><td>{_esc(d['question'] or '—')}</td>"
-        f"<td>{_esc(d.get('detail', ''))}</td></tr>" for d in report["dropped"])
+        f"<tr><td class=\"ids\">{esc(d['candidate'])}</td><td>{esc(d['kind'])}</td>"
+        f"<td>{esc(d.get('reason', 'surplus'))}</td><td>{esc(d['question'] or '—')}</td>"
+        f"<td>{esc(d.get('detail', ''))}</td></tr>" for d in report["dropped"])
     return ("<h2>Dropped candidates</h2><table><thead><tr><th>reason</th><th>n</th><th>what it "
             f"means</th></tr></thead><tbody>{rows}</tbody></table><details><summary>every "
             "dropped candidate</summary><table><thead><tr><th>candidate</th><th>kind</th><th>"
@@ -114,8 +110,8 @@ def render_review(gen: Generation, items: Sequence[tuple[Record, Question, GoldR
     counts = report["counts"]
     kinds = ", ".join(f"{k} {v['kept']}/{v['asked']}" for k, v in report["kinds"].items())
     head = (f"<h1>Review the generated set</h1><p>{counts['kept']} of {counts['asked']} items "
-            f"kept from {counts['candidates']} candidates ({_esc(kinds)}); model "
-            f"{_esc(report['model']['model'])}. Mark each item, then download the decisions "
+            f"kept from {counts['candidates']} candidates ({esc(kinds)}); model "
+            f"{esc(report['model']['model'])}. Mark each item, then download the decisions "
             "and run <code>ragassay generate apply decisions.jsonl --set SET --out NEW</code>."
             "</p>")
     bar = ('<div id="bar"><button type="button" id="download">Download decisions</button> '

@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..answer.citations import BRACKETS
+from ..answer.citations import BRACKETS, inline_ids
 from ..schema import Answer, Question
 from ..text import contains_term
 from .numbers import extract_numbers, number_supported
@@ -74,12 +74,6 @@ sources, so an answer saying "not included in the price" is not a decline."""
 
 DECLINED_STATUSES = frozenset({"insufficient", "abstained"})
 
-_ID_SPLIT = re.compile(r"[,;]\s*")
-
-
-def _inline_ids(text: str) -> list[str]:
-    return [part.strip() for m in BRACKETS.finditer(text)
-            for part in _ID_SPLIT.split(m.group(1)) if part.strip()]
 
 
 def cited_chunk_ids(answer: Answer, known_ids: Collection[str]) -> list[str]:
@@ -88,7 +82,7 @@ def cited_chunk_ids(answer: Answer, known_ids: Collection[str]) -> list[str]:
     order. Inline brackets that name no known chunk (``[1]``, ``[sic]``) are not citations.
     """
     ids = [c.chunk_id.strip() for c in answer.citations]
-    ids += [i for i in _inline_ids(answer.text) if i in known_ids]
+    ids += [i for i in inline_ids(answer.text) if i in known_ids]
     return list(dict.fromkeys(i for i in ids if i))
 
 
@@ -96,7 +90,7 @@ def unknown_citations(answer: Answer, known_ids: Collection[str]) -> list[str]:
     """Cited ids that name no known chunk: entries of ``answer.citations`` and inline
     markers shaped like a chunk id (``<doc_id>::chunk-NNN``), de-duplicated in order."""
     ids = [c.chunk_id.strip() for c in answer.citations]
-    ids += [i for i in _inline_ids(answer.text) if "::" in i]
+    ids += [i for i in inline_ids(answer.text) if "::" in i]
     return list(dict.fromkeys(i for i in ids if i and i not in known_ids))
 
 
@@ -159,9 +153,11 @@ class AnswerScores:
 
 def _unsupported_numbers(plain: str, cited: Sequence[str],
                          chunk_texts: Mapping[str, str]) -> list[str]:
+    numbers = extract_numbers(plain)
+    if not numbers:  # the cited chunks' numbers are read only when there is one to find
+        return []
     sources = [q for cid in cited for q in extract_numbers(chunk_texts.get(cid, ""))]
-    return [q.raw for q in extract_numbers(plain)
-            if not number_supported(q, sources)]
+    return [q.raw for q in numbers if not number_supported(q, sources)]
 
 
 def _groundedness(declined: bool, cited: Sequence[str], context: Collection[str],

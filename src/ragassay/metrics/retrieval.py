@@ -114,6 +114,16 @@ def _keys_of(ks: tuple[int, ...], cut: tuple[str, ...]) -> tuple[tuple[str, ...]
     return tuple(tuple(str(Measure(family, k)) for family in cut) for k in ks)
 
 
+def default_retrieval_measures(k: int) -> list[str]:
+    """The retrieval measures of a config that names none, at the depths a run of top ``k``
+    has: with ``a = min(5, k)`` and ``b = min(10, k)``, ``recall_at_a``, ``recall_at_b``,
+    ``mrr_at_a``, ``ndcg_at_a`` (once each). k=10 (the default): recall@5, recall@10, mrr@5,
+    ndcg@5; k=3: recall@3, mrr@3, ndcg@3 (no recall@10 of a list of 3)."""
+    a, b = min(5, k), min(10, k)
+    return list(dict.fromkeys([f"recall_at_{a}", f"recall_at_{b}", f"mrr_at_{a}",
+                               f"ndcg_at_{a}"]))
+
+
 def rag_metric_names(ks: Sequence[int] = DEFAULT_KS) -> list[str]:
     """The measure names of a question row at the cutoffs ``ks``, in row order."""
     _validate(ks, "any")

@@ -6,6 +6,8 @@ import html
 import math
 from typing import Any, TypeGuard
 
+from ..termsafe import visible
+
 # Category of a failure label = its prefix; drawn in this order and these colours
 # (Okabe-Ito, readable by colour-blind readers). Unknown prefixes come last, in grey.
 CATEGORY_COLORS: dict[str, str] = {
@@ -31,8 +33,9 @@ FAIL_PLOT_W = 260
 
 
 def esc(value: Any) -> str:
-    """Escaped text for HTML and SVG content or attribute values."""
-    return html.escape(str(value), quote=True)
+    """Escaped text for HTML and SVG content or attribute values, without control or bidi
+    control characters (:func:`ragassay.termsafe.visible`): the one escape of every page."""
+    return html.escape(visible(value), quote=True)
 
 
 def fmt_num(value: Any, digits: int = 3) -> str:

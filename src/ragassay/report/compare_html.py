@@ -18,7 +18,8 @@ from ..atomic import write_text
 from ..checks import CHECKS, verdict_text
 from ..runfolder import QuestionResult, RunResult, referenced_chunk_ids
 from .charts import esc, fmt_num, higher_is_better
-from .compare import compare_runs, read_runs
+from .compare import NEUTRAL, compare_runs, metric_label, read_runs
+from .header import system_fact
 from .rows import Strings, json_script, question_row
 from .scripts import COMPARE_SCRIPT
 from .sections import scroll_table, totals_section
@@ -37,8 +38,12 @@ def write_compare_html(run_dirs: list[Path], out: Path | None = None, *, seed: i
     return write_text(Path(out) if out is not None else default_compare_path(run_dirs), page)
 
 
-def _check_label(name: str, k: int) -> str:
-    return f"found@{k}" if name == "found" else name
+def _check_label(name: str, k_base: int, k_cand: int) -> str:
+    """A check as both runs define it: ``found@3``, or ``found@10 → found@3`` when the runs
+    cut at different depths."""
+    if name != "found":
+        return name
+    return f"found@{k_base}" if k_base == k_cand else f"found@{k_base} → found@{k_cand}"
 
 
 def flips(base: RunResult, cand: RunResult) -> list[dict[str, Any]]:
@@ -77,6 +82,9 @@ def render_compare_html(run_dirs: list[Path], *, seed: int = 0) -> str:
     for c_idx, cand in enumerate(runs[1:], start=1):
         rows = [c for c in result["comparisons"] if Path(c["candidate"]) == Path(run_dirs[c_idx])]
         body.append(f'<section class="cand"><h2>{esc(names[c_idx])} vs {esc(names[0])}</h2>')
+        changes: dict[str, Any] = next((ch for ch in result["questions"]
+                                        if Path(ch["candidate"]) == Path(run_dirs[c_idx])), {})
+        body.append(_changes_section(changes, (names[0], names[c_idx])))
         body.append(_delta_table(rows))
         body.append(_flip_section(runs[0], cand, c_idx, names, pairs, texts, strings))
         body.append("</section>")
@@ -93,12 +101,10 @@ def render_compare_html(run_dirs: list[Path], *, seed: int = 0) -> str:
 def _runs_section(runs: list[RunResult], names: list[str]) -> str:
     parts = ["<section><h2>Runs</h2>"]
     for name, run in zip(names, runs, strict=True):
-        pipe = run.metrics.pipeline
+        label, system = system_fact(run.metrics)
         parts.append(f'<div class="run" data-run="{esc(name)}"><h3><code>{esc(name)}</code> '
-                     f'<span class="nm">{esc(pipe.get("name", run.metrics.mode))}, top_k '
-                     f'{esc(pipe.get("top_k", "—"))}, {esc(pipe.get("retrieval_backend", "—"))} '
-                     f"retrieval, {len(run.questions)} questions</span></h3>"
-                     f"{totals_section(run)}</div>")
+                     f'<span class="nm">{esc(label)}: {esc(system)}; {len(run.questions)} '
+                     f"questions</span></h3>{totals_section(run)}</div>")
     parts.append("</section>")
     return "\n".join(parts)
 
@@ -108,18 +114,18 @@ def _p(value: Any) -> str:
 
 
 def _delta_table(rows: list[dict[str, Any]]) -> str:
+    """The deltas of one candidate; a row is coloured better / worse only when its
+    difference is significant (:func:`~.compare.reading`), else neutral."""
     out = []
     for c in rows:
         up = higher_is_better(c["metric"])
         delta, lo, hi = c.get("delta"), c.get("ci_low"), c.get("ci_high")
-        verdict = ""
-        if lo is not None and hi is not None and (lo > 0 or hi < 0):
-            better = (lo > 0) == up
-            verdict = "better" if better else "worse"
+        verdict = c.get("reading") or ""
         p_rand = _p(c.get("p_randomization"))
         if "p_holm" in c:
             p_rand += f" (Holm {_p(c['p_holm'])})"
-        out.append(f'<tr class="delta {verdict}"><td>{esc(c["metric"])}{"" if up else " ↓"}</td>'
+        cls = f"delta {verdict}" if verdict else "delta"
+        out.append(f'<tr class="{cls}"><td>{esc(metric_label(c))}{"" if up else " ↓"}</td>'
                    f'<td class="num">{fmt_num(c.get("mean_a"))}</td>'
                    f'<td class="num">{fmt_num(c.get("mean_b"))}</td>'
                    f'<td class="num d">{"—" if delta is None else f"{delta:+.3f}"}</td>'
@@ -127,9 +133,28 @@ def _delta_table(rows: list[dict[str, Any]]) -> str:
                    f'<td class="num">{esc(p_rand)}</td><td class="num">{_p(c.get("p_ttest"))}</td>'
                    f'<td class="num">{esc(c.get("wins"))}/{esc(c.get("ties"))}/'
                    f'{esc(c.get("losses"))}'
-                   f"</td><td>{esc(verdict or 'CI includes 0')}</td></tr>")
+                   f"</td><td>{esc(verdict or NEUTRAL)}</td></tr>")
     return scroll_table(["metric", "baseline", "candidate", "Δ", "95% CI of Δ", "p (randomization)",
                    "p (t-test)", "W/T/L", "reading"], out, "deltas")
+
+
+def _changes_section(changes: dict[str, Any], names: tuple[str, str]) -> str:
+    """The questions only one run holds and those whose text changed (by id)."""
+    base, cand = names
+    parts = []
+    for key, what in (("only_in_baseline", f"only in {base}"),
+                      ("only_in_candidate", f"only in {cand}"),
+                      ("text_changed", "with a changed text (same id)")):
+        ids = changes.get(key) or []
+        if ids:
+            items = "".join(f'<li class="ids">{esc(i)}</li>' for i in ids)
+            parts.append(f'<details class="qdiff" data-kind="{esc(key)}"><summary>'
+                         f"{len(ids)} questions {esc(what)}</summary><ul>{items}</ul></details>")
+    if not parts:
+        return ""
+    return ('<div class="warn qchanges"><strong>The runs do not hold the same questions.</strong> '
+            "Questions only one run holds are not paired; a question whose text changed is "
+            f"paired by its id across different texts.{''.join(parts)}</div>")
 
 
 def _flip_section(base: RunResult, cand: RunResult, c_idx: int, names: list[str],
@@ -143,8 +168,9 @@ def _flip_section(base: RunResult, cand: RunResult, c_idx: int, names: list[str]
     if not flipped:
         return head
     k_base, k_cand = base.totals.k, cand.totals.k
-    checks = sorted({_check_label(n, k_base) for f in flipped for n, _, _ in f["changes"]})
-    opts = "".join(f'<option value="{esc(c)}">{esc(c)}</option>' for c in checks)
+    checks = [n for n in CHECKS if any(n == m for f in flipped for m, _, _ in f["changes"])]
+    opts = "".join(f'<option value="{esc(c)}">{esc(_check_label(c, k_base, k_cand))}</option>'
+                   for c in checks)
     controls = (f'<p class="filters" data-cand="{c_idx}"><label>direction <select '
                 'class="f-dir"><option value="">any</option><option>pass→fail</option>'
                 '<option>fail→pass</option></select></label> <label>check <select '
@@ -162,9 +188,9 @@ def _flip_section(base: RunResult, cand: RunResult, c_idx: int, names: list[str]
             for cid in referenced_chunk_ids(x):
                 if cid in run.chunk_texts and cid not in texts:
                     texts[cid] = run.chunk_texts[cid]
-        change = "; ".join(f"{_check_label(n, k_base)}: {verdict_text(a)} → {verdict_text(b)}"
-                           for n, a, b in f["changes"])
-        names_attr = " ".join(_check_label(n, k_base) for n, _, _ in f["changes"])
+        change = "; ".join(f"{_check_label(n, k_base, k_cand)}: {verdict_text(a)} → "
+                           f"{verdict_text(b)}" for n, a, b in f["changes"])
+        names_attr = " ".join(n for n, _, _ in f["changes"])
         cls = "lost" if f["direction"] == "pass→fail" else "gained"
         blocks.append(
             f'<tbody class="flip {cls}" data-dir="{esc(f["direction"])}" '
@@ -182,7 +208,8 @@ def _flip_section(base: RunResult, cand: RunResult, c_idx: int, names: list[str]
 _COMPARE_CSS = """
 tr.delta.better td.d{color:#116329;font-weight:600}tr.delta.worse td.d{color:#cf222e;
 font-weight:600}
-table.flips{width:100%}table.flips td.ids{white-space:nowrap}
+table.flips{width:100%}.qchanges details{margin:.3rem 0}.qchanges ul{margin:.2rem 0;
+padding-left:1.2rem;columns:12rem}table.flips td.ids{white-space:nowrap}
 tbody.flip.lost td{background:var(--fail)}
 tbody.flip tr.main td{border-bottom:none}
 .side{display:grid;grid-template-columns:1fr 1fr;gap:1rem}.half{min-width:0}

@@ -51,7 +51,7 @@ def render_html(result: RunResult) -> str:
     metrics = result.metrics.model_dump(mode="json")
     title = f"ragassay run {result.run_id}"
     body = [
-        header_section(metrics, result.run_id),
+        header_section(result.metrics),
         totals_section(result),
         metric_section(metrics, "retrieval", "Retrieval metrics"),
         metric_section(metrics, "answer", "Answer metrics"),

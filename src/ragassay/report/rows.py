@@ -6,17 +6,32 @@ import json
 from typing import Any
 
 from ..runfolder import QuestionResult, RunResult
+from ..termsafe import visible
+from .cells import evidence_text, rank_text
 from .charts import CATEGORY_COLORS, esc, is_number
 
 STATIC_ROWS = 50  # questions written as static HTML (failing first), for a page without JS
 RETRIEVED_SHOWN = 20  # retrieved chunks per question embedded in the page (k cut-off drawn)
 
 
+def shown(data: Any) -> Any:
+    """``data`` with every string (keys too) as a page may show it
+    (:func:`ragassay.termsafe.visible`: no control or bidi control character)."""
+    if isinstance(data, str):
+        return visible(data)
+    if isinstance(data, dict):
+        return {shown(key): shown(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [shown(value) for value in data]
+    return data
+
+
 def json_script(element_id: str, data: Any) -> str:
-    """``data`` as a ``<script type="application/json">`` element. Every ``<`` is written
-    ``\u003c`` (JSON allows it only inside strings), so no text closes the element or opens
-    a comment (``</script>``, ``<!--``)."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+    """``data`` as a ``<script type="application/json">`` element, its strings as the page
+    shows them (:func:`shown`). Every ``<`` is written ``\u003c`` (JSON allows it only inside
+    strings), so no text closes the element or opens a comment (``</script>``, ``<!--``)."""
+    text = json.dumps(shown(data), ensure_ascii=False, separators=(",", ":")).replace(
+        "<", "\\u003c")
     return f'<script type="application/json" id="{esc(element_id)}">{text}</script>'
 
 
@@ -72,7 +87,7 @@ def question_row(q: QuestionResult, k: int, s: Strings) -> list[Any]:
     labels, topic, status and reasons are positions in ``s``; ``c`` is the three checks as
     ``y`` / ``n`` / ``-``; ``ret`` holds ``[chunk, score]`` per retrieved chunk, with
     ``gold, rank`` appended when they are not "in the gold list" and the position; ``ev`` the
-    evidence per label in ``lab`` order."""
+    evidence per label in ``lab`` order, as text (:func:`~.cells.evidence_text`)."""
     gold_ids = set(q.gold_chunk_ids)
     cited = q.scores.get("cited_ids")
     ret = []
@@ -98,7 +113,8 @@ def question_row(q: QuestionResult, k: int, s: Strings) -> list[Any]:
         values["cit"] = [[s(x.chunk_id), x.page] for x in q.answer.citations]
         values["cited"] = [s(str(x)) for x in cited] if isinstance(cited, list) else []
     values["nm"] = s(q.not_measured)
-    values["ev"] = _tilde(list(q.failures.values()), s) if q.failures else None
+    values["ev"] = (_tilde([evidence_text(ev) for ev in q.failures.values()], s)
+                    if q.failures else None)
     row = [values.get(name) for name in ROW_FIELDS]
     while row and row[-1] is None:
         row.pop()
@@ -141,7 +157,15 @@ def rows_json(result: RunResult) -> dict[str, Any]:
     strings = Strings()
     rows = [question_row(q, k, strings) for q in failing_first(result.questions)]
     return {"k": k, "static": min(STATIC_ROWS, len(result.questions)), "colors": CATEGORY_COLORS,
-            "strings": strings.table, "rows": rows}
+            "ranks": rank_texts(result.questions, k), "strings": strings.table, "rows": rows}
+
+
+def rank_texts(questions: list[QuestionResult], k: int) -> dict[str, str]:
+    """``{rank: text}`` (:func:`~.cells.rank_text`) of every rank the questions hold, keyed
+    as the script reads the row's number (``"null"`` for no gold): the script shows these
+    texts, so the drawn rows read as the static ones and as the terminal."""
+    ranks = {q.retrieval.get("rank") for q in questions}
+    return {"null" if r is None else str(r): rank_text(r, k) for r in ranks}
 
 
 def chunks_json(result: RunResult) -> dict[str, str]:

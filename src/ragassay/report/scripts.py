@@ -80,7 +80,9 @@ function answerBlock(r){
 }
 function detail(r,k){
   var h=answerBlock(r)+retrievedTable(r,k)+goldLine(r);
-  if(r.ev)h+='<h4>Failure evidence</h4><pre>'+esc(JSON.stringify(r.ev,null,2))+'</pre>';
+  if(r.ev){h+='<h4>Failure evidence</h4><ul class="evidence">';
+    for(var l in r.ev)if(Object.prototype.hasOwnProperty.call(r.ev,l))h+='<li><span class="tag" title="'+esc(l)+'">'+esc(short(l))+'</span> '+esc(r.ev[l])+'</li>';
+    h+='</ul>';}
   return h;
 }
 """
@@ -91,10 +93,10 @@ var D=json("rows"),ROWS=D.rows.map(function(r){return decode(r,D.strings);}),K=D
 var table=document.getElementById("qtable"),controls=document.getElementById("controls"),pager=document.getElementById("pager");
 function labels(r){if(!r.lab.length)return "\u2014";var h="";for(var i=0;i<r.lab.length;i++){var l=r.lab[i];
   h+='<span class="tag" style="border-color:'+esc(COL[cat(l)]||"#999999")+'" title="'+esc(l)+'">'+esc(short(l))+'</span>';}return h;}
-function rankText(v){return v===null||v===undefined?"\u2014":(v===0?"absent":String(v));}
+function rankText(v){var t=D.ranks[v===null||v===undefined?"null":String(v)];return t===undefined?String(v):t;}
 function rowHtml(r,i){
   return '<tbody class="q'+(r.lab.length?' fail':'')+'"><tr class="main"><td class="ids">'+esc(r.id)+'</td><td class="question">'+esc(r.q)+
-    '</td><td class="num">'+rankText(r.rank)+'</td><td>'+vt(r.c[0])+'</td><td>'+esc(vt(r.c[1])+(r.gr?" ("+r.gr+")":""))+
+    '</td><td class="num">'+esc(rankText(r.rank))+'</td><td>'+vt(r.c[0])+'</td><td>'+esc(vt(r.c[1])+(r.gr?" ("+r.gr+")":""))+
     '</td><td>'+vt(r.c[2])+'</td><td>'+labels(r)+'</td></tr><tr class="more"><td></td><td colspan="6"><details data-i="'+i+
     '"><summary>answer, citations, retrieved chunks, failure evidence</summary><div class="detail"></div></details></td></tr></tbody>';
 }

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
 from ..checks import verdict_text
-from ..runfolder import QuestionResult, RunResult
+from ..runfolder import QuestionResult, RunMetrics, RunResult
+from .cells import NO_GOLD, NOT_RETRIEVED, evidence_text, rank_text
 from .charts import (
     CATEGORY_COLORS,
     category_color,
@@ -21,6 +21,7 @@ from .charts import (
     short_label,
 )
 from .claims import claims_html
+from .header import run_facts
 from .rows import STATIC_ROWS, failing_first
 
 MAX_CHUNKS_SHOWN = 10
@@ -41,40 +42,15 @@ def scroll_table(header: list[str], rows: Iterable[str], cls: str = "") -> str:
 # --- 1. header -----------------------------------------------------------------------
 
 
-def header_section(m: dict[str, Any], folder: str) -> str:
-    prov = m.get("provenance") or {}
-    index = prov.get("index") or {}
-    emb = index.get("embedding") or {}
-    build = index.get("build") or {}
-    chunking = build.get("chunking") or {}
-    pipe = m.get("pipeline") or {}
-    counts = m.get("counts") or {}
-    answerer = (m.get("answerer") or {}).get("kind")
-    facts = [
-        ("pipeline", f"{pipe.get('name', '—')} (top_k {pipe.get('top_k', '—')}, "
-                     f"{pipe.get('retrieval_backend', '—')} retrieval"
-                     + (f", {answerer} answerer)" if answerer else ")")),
-        ("index model", f"{emb.get('backend', '—')} {emb.get('model', '—')} "
-                        f"(dimension {emb.get('dimension', '—')})"),
-        ("chunking", f"{chunking.get('strategy', '—')}, {chunking.get('chunk_size', '—')} chars, "
-                     f"overlap {chunking.get('overlap', '—')}; {build.get('num_chunks', '—')} "
-                     f"chunks from {build.get('num_documents', '—')} documents"),
-        ("questions", f"{counts.get('questions', '—')} ({counts.get('answerable', '—')} "
-                      f"answerable, {counts.get('unanswerable', '—')} unanswerable)"),
-        ("seed", f"{prov.get('seed', '—')} (bootstrap 95% confidence intervals)"),
-        ("config", f"{prov.get('config_path') or '—'} "
-                   f"(sha256 {str(prov.get('config_sha256') or '—')[:12]})"),
-        ("package", f"ragassay {(prov.get('package') or {}).get('version', '—')}"),
-    ]
-    created = (m.get("timings") or {}).get("created_at")
-    if created:
-        facts.append(("created", str(created)))
-    dl = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in facts)
-    parts = [f"<header><h1>Run <code>{esc(m.get('run_id', folder))}</code></h1>",
+def header_section(m: RunMetrics) -> str:
+    """The run's id and its facts (:func:`~.header.run_facts`), and a stale index warning."""
+    dl = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in run_facts(m))
+    parts = [f"<header><h1>Run <code>{esc(m.run_id)}</code></h1>",
              f'<dl class="facts">{dl}</dl>']
-    if index.get("stale"):
+    stale = (m.provenance.index or {}).get("stale")
+    if stale:
         parts.append(f'<p class="warn"><strong>Warning: the index is stale</strong> — '
-                     f"{esc(index['stale'])}. Rebuild it before trusting these numbers.</p>")
+                     f"{esc(stale)}. Rebuild it before trusting these numbers.</p>")
     parts.append("</header>")
     return "\n".join(parts)
 
@@ -201,13 +177,6 @@ def failure_section(m: dict[str, Any], n_questions: int) -> str:
 # --- 4. questions --------------------------------------------------------------------
 
 
-def _rank_text(rank: Any) -> str:
-    """Rank of the first gold chunk among the retrieved; 0 means none was retrieved."""
-    if rank is None:
-        return "—"
-    return "absent" if rank == 0 else str(rank)
-
-
 def _grounded_text(q: QuestionResult) -> str:
     text = verdict_text(q.checks.grounded)
     reason = q.scores.get("groundedness_reason")
@@ -222,12 +191,12 @@ def _label_tags(labels: list[Any]) -> str:
                    f'title="{esc(lbl)}">{esc(short_label(str(lbl)))}</span>' for lbl in labels)
 
 
-def _question_block(q: QuestionResult) -> str:
+def _question_block(q: QuestionResult, k: int) -> str:
     labels = list(q.failures)
     cls = "q fail" if labels else "q"
     main = (f'<tr class="main"><td class="ids">{esc(q.question_id)}</td>'
             f'<td class="question">{esc(q.question)}</td>'
-            f'<td class="num">{esc(_rank_text(q.retrieval.get("rank")))}</td>'
+            f'<td class="num">{esc(rank_text(q.retrieval.get("rank"), k))}</td>'
             f"<td>{esc(verdict_text(q.checks.found))}</td><td>{esc(_grounded_text(q))}</td>"
             f"<td>{esc(verdict_text(q.checks.right))}</td><td>{_label_tags(labels)}</td></tr>")
     more = (f'<tr class="more"><td></td><td colspan="6"><details><summary>answer, citations, '
@@ -246,8 +215,10 @@ def _question_details(q: QuestionResult) -> str:
                  _citations([c.model_dump() for c in q.answer.citations], q.gold_chunk_ids)]
     parts += [claims_html(q), _retrieved_table(q), _gold_line(q)]
     if q.failures:
-        pretty = json.dumps(q.failures, ensure_ascii=False, indent=2)
-        parts.append(f"<h4>Failure evidence</h4><pre>{esc(pretty)}</pre>")
+        items = "".join(f'<li><span class="tag" title="{esc(label)}">{esc(short_label(label))}'
+                        f"</span> {esc(evidence_text(ev))}</li>"
+                        for label, ev in q.failures.items())
+        parts.append(f'<h4>Failure evidence</h4><ul class="evidence">{items}</ul>')
     return f'<div class="detail">{"".join(parts)}</div>'
 
 
@@ -292,7 +263,7 @@ def questions_section(result: RunResult) -> str:
     head = "".join(f"<th>{esc(h)}</th>" for h in header)
     ordered = failing_first(result.questions)
     static = ordered[:STATIC_ROWS]
-    blocks = "".join(_question_block(q) for q in static)
+    blocks = "".join(_question_block(q, totals.k) for q in static)
     n_fail = sum(1 for q in result.questions if q.failures)
     rest = len(ordered) - len(static)
     more = (f'<p class="nm" id="static-note">The first {len(static)} questions (failing first) '
@@ -301,8 +272,9 @@ def questions_section(result: RunResult) -> str:
     return ('<section id="questions"><h2>Questions</h2>'
             f"<p><strong>{esc(totals.line())}</strong></p>"
             f"<p>{len(result.questions)} questions; {n_fail} with failures (highlighted, listed "
-            "first). Rank is the position of the first gold chunk among the retrieved (absent: "
-            "none retrieved; —: no gold). Open a row for its answer, citations, chunks and "
+            "first). Rank is the position of the first gold chunk among the retrieved "
+            f"({NOT_RETRIEVED}: none retrieved; “beyond k={totals.k}”: retrieved below the "
+            f"cut-off; {NO_GOLD}: no gold). Open a row for its answer, citations, chunks and "
             "evidence.</p>"
             '<div id="controls"></div>'
             f'<div class="scroll"><table class="questions" id="qtable"><thead><tr>{head}</tr>'

@@ -1,12 +1,18 @@
-"""The stylesheet of the report pages, inlined in a ``<style>`` element (no external file)."""
+"""The stylesheet of the report pages, inlined in a ``<style>`` element (no external file).
+
+Korean text needs a CJK font: the body's font stack names Noto Sans CJK KR (Debian/Ubuntu
+``fonts-noto-cjk``), Malgun Gothic (Windows) and Apple SD Gothic Neo (macOS) before the
+generic ``sans-serif``. On a narrow screen (400 px) a wide table scrolls sideways in its own
+box with its first column (the question id) kept in view.
+"""
 
 from __future__ import annotations
 
 CSS = """
 :root{--fg:#1f2328;--muted:#59636e;--line:#d8dee4;--fail:#fff1ef;--soft:#f6f8fa}
 *{box-sizing:border-box}
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans KR",
-"Apple SD Gothic Neo","Malgun Gothic",sans-serif;color:var(--fg);line-height:1.45;
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK KR",
+"Noto Sans KR","Malgun Gothic","Apple SD Gothic Neo",sans-serif;color:var(--fg);line-height:1.45;
 margin:0 auto;padding:1rem 1.25rem 3rem;max-width:78rem}
 h1{font-size:1.5rem;margin:.5rem 0}
 h2{font-size:1.2rem;border-bottom:1px solid var(--line);padding-bottom:.2rem;margin-top:2rem}
@@ -54,8 +60,15 @@ tr.beyond td{color:var(--muted)}
 details.chunk summary{font-size:.75rem}
 .ctext{max-width:40rem;max-height:16rem;overflow:auto}
 .src{color:var(--muted);font-size:.75rem}
-.gold-list,.cites{margin:.2rem 0;padding-left:1.2rem}
+.gold-list,.cites,.evidence{margin:.2rem 0;padding-left:1.2rem}
+.evidence li{overflow-wrap:anywhere}
 #pager button{font:inherit;padding:.3rem .8rem;cursor:pointer}
 @media (max-width:40rem){body{padding:.5rem}.facts{grid-template-columns:1fr}
-.facts dt{font-weight:600}}
+.facts dt{font-weight:600}
+table.questions td.question{min-width:10rem}
+.scroll>table>tbody>tr>td:first-child,.scroll>table>thead>tr>th:first-child{position:sticky;
+left:0;z-index:1;background:#fff;max-width:7rem;white-space:normal}
+.scroll>table>thead>tr>th:first-child{background:var(--soft)}
+.scroll>table>tbody.fail>tr>td:first-child,.scroll>table>tbody.lost>tr>td:first-child{
+background:var(--fail)}}
 """

@@ -8,7 +8,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..checks import verdict_text
+from ..termsafe import plain
+from .cells import evidence_text, rank_text
 from .claims import claims_md
+from .header import run_facts
 from .safe import md, md_code, md_table, print_table
 
 if TYPE_CHECKING:
@@ -37,7 +40,8 @@ def metric_rows(metrics: RunMetrics, group: str) -> list[list[str]]:
 def question_rows(result: RunResult, questions: list[QuestionResult] | None = None
                   ) -> list[list[str]]:
     """One line per question (all of the run's, or ``questions``): id, topic, rank, found@k,
-    grounded, right, failure labels."""
+    grounded, right, failure labels (the rank as :func:`~.cells.rank_text` writes it)."""
+    k = result.totals.k
     out = []
     for q in result.questions if questions is None else questions:
         c = q.checks
@@ -45,9 +49,19 @@ def question_rows(result: RunResult, questions: list[QuestionResult] | None = No
         if c.grounded is False:
             grounded += f" ({q.scores.get('groundedness_reason')})"
         labels = ", ".join(label.split(".", 1)[1] for label in q.failures) or "—"
-        out.append([q.question_id, q.topic or "", _fmt(q.retrieval.get("rank")),
+        out.append([q.question_id, q.topic or "", rank_text(q.retrieval.get("rank"), k),
                     verdict_text(c.found), grounded, verdict_text(c.right), labels])
     return out
+
+
+EVIDENCE_HEADER = ["question", "failure type", "evidence"]
+
+
+def evidence_rows(questions: list[QuestionResult]) -> list[list[str]]:
+    """[question, failure type, evidence] per failure label of each question, the evidence
+    as text (:func:`~.cells.evidence_text`)."""
+    return [[q.question_id, label.split(".", 1)[-1], evidence_text(ev) or "—"]
+            for q in questions for label, ev in q.failures.items()]
 
 
 def not_applicable_rows(metrics: RunMetrics) -> list[list[str]]:
@@ -123,31 +137,11 @@ def render_summary_md(result: RunResult) -> str:
     """The run's `summary.md`: counts, retrieval and answer metrics apart, failures, questions."""
     metrics = result.metrics
     counts = metrics.counts
-    prov = metrics.provenance
-    emb = prov.index["embedding"]
-    build = prov.index["build"]
-    chunking = build["chunking"]
-    pipe = metrics.pipeline
-    if metrics.mode == "predictions":
-        system = f"- system: predictions from a file, judged with top_k={pipe['top_k']}"
-    else:
-        system = (f"- pipeline: {md_code(pipe['name'])} (top_k={pipe['top_k']}, "
-                  f"{md(pipe['retrieval_backend'])}, answerer: {md(metrics.answerer['kind'])})")
-    if emb:
-        store = (f"- index: {md(emb['backend'])} {md_code(emb['model'])} (dim "
-                 f"{emb['dimension']}), chunks of {chunking.get('chunk_size')} chars with "
-                 f"{chunking.get('overlap')} overlap, {build['num_chunks']} chunks from "
-                 f"{build['num_documents']} documents")
-    else:
-        store = (f"- evidence: chunk file {md_code(build['source_dir'])}, {build['num_chunks']} "
-                 f"chunks from {build['num_documents']} documents")
     parts = [
         f"# Run {md_code(metrics.run_id)}",
         "",
-        system,
-        store,
-        f"- questions: {counts.questions} ({counts.answerable} answerable, "
-        f"{counts.unanswerable} unanswerable); seed {prov.seed}; bootstrap 95% CIs",
+        *(f"- {label}: {md(text)}" for label, text in run_facts(metrics)[:3]),
+        f"- seed {metrics.provenance.seed}; bootstrap 95% CIs",
         f"- tokens: {metrics.cost['prompt_tokens']:,} prompt, "
         f"{metrics.cost['completion_tokens']:,} completion ({md(token_source(metrics.cost))})"
         + judge_tokens(metrics.cost)
@@ -157,8 +151,9 @@ def render_summary_md(result: RunResult) -> str:
     if counts.without_prediction:
         parts.append(f"- **{counts.without_prediction} questions not measured** (no prediction "
                      "or a failed answerer call); see `answers.jsonl` `not_measured`")
-    if prov.index.get("stale"):
-        parts.append(f"- **warning: the index is stale** ({md(prov.index['stale'])})")
+    stale = metrics.provenance.index.get("stale")
+    if stale:
+        parts.append(f"- **warning: the index is stale** ({md(stale)})")
     parts += [f"- note: {md(note)}" for note in metrics.notes]
     parts += [
         "",
@@ -196,6 +191,9 @@ def render_summary_md(result: RunResult) -> str:
                   "failing first (questions with a failure label, in record order); every "
                   "question is in `answers.jsonl` and `report.html`.", ""]
     parts += [md_table(question_header(metrics.checks.k), question_rows(result, listed)), ""]
+    evidence = evidence_rows(listed)
+    if evidence:
+        parts += ["## Failure evidence", "", md_table(EVIDENCE_HEADER, evidence), ""]
     parts += claims_md(metrics, listed)
     parts += [f"## {GOLD_TITLE}", "", md(gold_line(metrics.gold)), ""]
     moved = metrics.gold.get("reanchored") or []
@@ -234,6 +232,10 @@ def print_summary(result: RunResult, console: Console | None = None) -> None:
 
         console = Console()
     metrics = result.metrics
+    from rich.text import Text
+
+    for label, text in run_facts(metrics)[:3]:  # what was measured: system, evidence, questions
+        console.print(Text(plain(f"{label}: {text}")), soft_wrap=True, highlight=False)
     for group in ("retrieval", "answer"):
         print_table(console, f"{group} metrics", METRIC_HEADER, metric_rows(metrics, group),
                     left=["metric"])

@@ -61,7 +61,7 @@ def _fold_width(text: str) -> str:
                    for ch in text)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=32768)  # a run's distinct chunks, sentences and answers
 def _extract(original: str) -> tuple[Quantity, ...]:
     text = _fold_width(original)
     lang = guess_language(text)

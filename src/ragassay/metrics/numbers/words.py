@@ -125,10 +125,32 @@ def _counter_at(text: str, pos: int, counters: dict[str, str],
     return None
 
 
+# Every German number word, case-folded, holds one of these (the compound pattern's parts):
+# a text whose case-folded form holds none has no German number word.
+_DE_STEMS = re.compile("|".join(["ein", *(w for w in _DE_DIGITS if w != "ein"), "zehn",
+                                 "elf", "zwölf", *_DE_TENS, "hundert", "tausend"]))
+_ANY_HANGUL = re.compile("[\uac00-\ud7a3]")
+
 
 def word_quantities(text: str) -> Iterator[Quantity]:
     """German, English and Korean number words; articles and Korean native numerals only
-    with a unit after them."""
+    with a unit after them: :func:`word_quantities_reference`'s, in its order. Fast because
+    the word-by-word pass runs only on a text that holds Hangul or a German number word's
+    part (most texts hold neither)."""
+    yield from _english_words(text)
+    if _ANY_HANGUL.search(text) or _DE_STEMS.search(text.casefold()):
+        yield from _word_by_word(text)
+
+
+def word_quantities_reference(text: str) -> Iterator[Quantity]:
+    """The plain version of :func:`word_quantities` (every word looked at), kept as the
+    reference its tests compare it with."""
+    yield from _english_words(text)
+    yield from _word_by_word(text)
+
+
+def _english_words(text: str) -> Iterator[Quantity]:
+    """The English number-word runs of ``text``."""
     for m in _EN_RUN_RE.finditer(text):
         english = _english_run(m.group())
         if english is None:
@@ -137,6 +159,10 @@ def word_quantities(text: str) -> Iterator[Quantity]:
         q = _word_quantity(text, m.start(), m.end(), value, needs_unit)
         if q:
             yield q
+
+
+def _word_by_word(text: str) -> Iterator[Quantity]:
+    """The German and Korean number words of ``text``, word by word."""
     for m in re.finditer(r"[^\W\d_]+", text):
         word = m.group()
         if word[0].isascii() or word[0] in "äöüÄÖÜ":
