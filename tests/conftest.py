@@ -22,6 +22,7 @@ the llama.cpp server) start once per worker that needs them, each on a free port
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -68,6 +69,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def at_root(monkeypatch: pytest.MonkeyPatch) -> None:
     """Run the test from the repository root, where the shipped configs' paths are rooted."""
     monkeypatch.chdir(ROOT)
+
+
+@pytest.fixture()
+def text_system(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``examples/text_system`` copied to a temporary working folder, which is also the
+    current folder and on ``sys.path`` (the system's callable is imported from it)."""
+    for f in (ROOT / "examples" / "text_system").iterdir():
+        if f.is_file():
+            shutil.copy(f, tmp_path / f.name)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
 
 
 @pytest.fixture(scope="session")

@@ -18,11 +18,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from builders import ROOT
+from builders import CONTRACT_CONFIG, ROOT, llm_config
 from openai_server import FakeOpenAIServer
 from pydantic import BaseModel, PrivateAttr
 from synthetic import make_eval_set
-from test_llm_run import llm_config
 from typer.testing import CliRunner
 
 from ragassay.cli import app
@@ -98,7 +97,7 @@ def without_timings(folder: Path) -> dict[str, bytes]:
 def test_fixture_run_is_the_same_on_every_executor(tmp_path: Path, kind: str, workers: int,
                                                    request: pytest.FixtureRequest) -> None:
     _needs(kind, request)
-    config = ROOT / "configs/eval/rag_quality_v1.yaml"
+    config = CONTRACT_CONFIG
     local = without_timings(run_folder(config, tmp_path, "local", 1))
     other = without_timings(run_folder(config, tmp_path, kind, workers))
     assert other.keys() == local.keys()
@@ -144,7 +143,7 @@ def test_llm_answerer_and_judge_the_same_on_two_workers(
 
 
 def test_sweep_the_same_on_two_worker_processes(tmp_path: Path) -> None:
-    config = ROOT / "configs/eval/rag_quality_v1.yaml"
+    config = CONTRACT_CONFIG
     docs = []
     for kind in ("local", "process"):
         result = runner.invoke(app, ["sweep", "-c", str(config), "--k", "1..4",
@@ -419,7 +418,7 @@ def test_embeddings_of_a_batch_do_not_depend_on_it() -> None:
 
 
 def test_bad_executor_options(tmp_path: Path) -> None:
-    config = ROOT / "configs/eval/rag_quality_v1.yaml"
+    config = CONTRACT_CONFIG
     result = runner.invoke(app, ["run", "-c", str(config), "--executor", "threads"])
     assert result.exit_code == 2
     result = runner.invoke(app, ["run", "-c", str(config), "--workers", "0"])
