@@ -5,8 +5,9 @@ a real model served by llama.cpp (``local_llm``), and the markers:
 - ``heavy``: every test of the ``browser`` and ``llm`` tiers, and the test files of the
   other tiers that start servers, worker processes or dozens of CLI runs (:data:`HEAVY`);
   ``./scripts/test.sh --fast`` leaves them out;
-- ``serial``: tests that must not run beside another worker (:data:`SERIAL`: a local Ray
-  per session); ``scripts/test.sh`` runs them after the parallel run, in one process.
+- ``serial``: tests that must not run beside another worker (a local Ray per session: the
+  files in :data:`SERIAL` and the Ray tests of ``test_executor.py``, marked there);
+  ``scripts/test.sh`` runs them after the parallel run, in one process.
 
 The tests live in tiers, one folder each: ``unit`` (pure functions: no subprocess, no
 server), ``integration`` (the CLI, run folders, local HTTP servers, worker processes),
@@ -40,7 +41,7 @@ HEAVY_TIERS = {"browser", "llm"}
 HEAVY = {"test_readme_commands.py", "test_executor.py", "test_llm_run.py", "test_action.py",
          "test_reproducible.py", "test_embed_models.py", "test_trec_eval_suite.py",
          "test_bad_input.py", "test_atomic.py", "test_consistency.py", "test_ray_network.py"}
-SERIAL = {"test_executor.py", "test_ray_network.py"}
+SERIAL = {"test_ray_network.py"}  # test_executor.py marks its Ray tests itself
 
 
 def pytest_configure(config: pytest.Config) -> None:
