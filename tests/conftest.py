@@ -40,8 +40,9 @@ LOCAL_LLM_SEED = 20261201
 HEAVY_TIERS = {"browser", "llm"}
 HEAVY = {"test_readme_commands.py", "test_executor.py", "test_llm_run.py", "test_action.py",
          "test_reproducible.py", "test_embed_models.py", "test_trec_eval_suite.py",
-         "test_bad_input.py", "test_atomic.py", "test_consistency.py", "test_ray_network.py"}
-SERIAL = {"test_ray_network.py"}  # test_executor.py marks its Ray tests itself
+         "test_bad_input.py", "test_atomic.py", "test_consistency.py", "test_ray_network.py",
+         "test_executor_faults.py"}
+SERIAL = {"test_ray_network.py", "test_executor_faults.py"}  # test_executor.py: its Ray tests
 
 
 def pytest_configure(config: pytest.Config) -> None:
