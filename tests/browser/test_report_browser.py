@@ -16,14 +16,14 @@ from typing import Any
 
 import pytest
 from browser import MISSING, chrome
-from builders import ROOT
+from builders import CONTRACT_CONFIG
 from synthetic import make_eval_set
 from typer.testing import CliRunner
 
 import ragassay.cli as cli
 from ragassay.runfolder import read_run_folder
 
-CONFIG = ROOT / "configs/eval/rag_quality_v1.yaml"
+CONFIG = CONTRACT_CONFIG
 try:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from builders import ROOT
+from builders import CONTRACT_CONFIG, ROOT
 from typer.testing import CliRunner
 
 from ragassay.cli import app
@@ -16,7 +16,7 @@ from ragassay.metrics.trec import read_qrels, read_run
 from ragassay.run import run_evaluation
 from ragassay.sweep import parse_k_range, parse_thresholds, run_sweep
 
-CONFIG = ROOT / "configs/eval/rag_quality_v1.yaml"
+CONFIG = CONTRACT_CONFIG
 runner = CliRunner()
 
 
