@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from browser import BROWSER, OFFLINE_SWITCHES
-from builders import CONTRACT_CONFIG
+from builders import CONTRACT_CONFIG, ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
