@@ -5,9 +5,9 @@
 
 - ``retrieve``: the naive baseline's exact dense search (hashing embedder, top 10 and the
   rank of each question's gold rows) of every question of that set over an index of
-  ``--chunks`` chunks built from the set's chunk texts (:func:`ragassay.core.retrieve_all`);
+  ``--chunks`` chunks built from the set's chunk texts (:func:`ragassay.predict.retrieve_all`);
 - ``score``: scoring and diagnosing every question of a generated set (``tests/synthetic.py``,
-  English, German and Korean, predictions mode) through :func:`ragassay.core.score`;
+  English, German and Korean, predictions mode) through :func:`ragassay.scoring.score`;
 - ``embed``: embedding texts with the hashing embedder in batches of 256
   (:func:`ragassay.index.build.embed_on`, what ``ragassay index --executor`` runs).
 
@@ -47,12 +47,14 @@ sys.path.insert(0, str(ROOT / "tests"))
 from synthetic import make_eval_set  # noqa: E402
 
 from ragassay.config import load_config  # noqa: E402
-from ragassay.core import predict, retrieve_all, score, work_of  # noqa: E402
 from ragassay.executor import Executor, open_executor  # noqa: E402
 from ragassay.index import build_index  # noqa: E402
 from ragassay.index.build import EmbedderSpec, embed_on  # noqa: E402
 from ragassay.inputs import load_inputs  # noqa: E402
 from ragassay.localray import start_local_ray  # noqa: E402
+from ragassay.predict import predict, retrieve_all  # noqa: E402
+from ragassay.scoring import score  # noqa: E402
+from ragassay.units import work_of  # noqa: E402
 
 
 def _children_cpu_s(root: int) -> float:

@@ -49,9 +49,11 @@ def squad_documents(path: Path, dest: Path) -> Path:
 
 
 def measure(name: str, source: Path, out: Path, args: argparse.Namespace) -> dict[str, Any]:
+    from ragassay.anchor import anchor_gold
     from ragassay.endpoint import EndpointConfig, OpenAICompatClient
     from ragassay.generate import NEAR_DUPLICATE, generate_set, question_language, similarity
-    from ragassay.gold import anchor_gold, gold_audit, load_gold, read_questions
+    from ragassay.gold import load_gold, read_questions
+    from ragassay.goldaudit import gold_audit
     from ragassay.index import load_index
 
     cfg = EndpointConfig(base_url=args.base_url, model=args.model, max_tokens=args.max_tokens,

@@ -33,7 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ragassay.gold import anchor_gold, gold_audit
+from ragassay.anchor import anchor_gold
+from ragassay.goldaudit import gold_audit
 from ragassay.schema import Chunk, Document, GoldEvidence, GoldRecord, Question
 from ragassay.store import Index
 

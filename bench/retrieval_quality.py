@@ -35,8 +35,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ragassay.anchor import anchor_gold
 from ragassay.config import EvalConfig
-from ragassay.gold import anchor_gold
 from ragassay.importers.common import write_set
 from ragassay.importers.squad import read_squad
 from ragassay.index.build import build_index

@@ -2,6 +2,9 @@
 
 - ``ROOT`` (the repository), ``CONTRACT_CONFIG`` (the naive baseline's config on the fixture)
   and ``FIXTURE_INDEX`` (the committed index of ``data/raw``);
+- ``rooted_config``, ``write_config``: a shipped config with its paths made absolute, to
+  change and write elsewhere; ``llm_config``: the baseline with the LLM answerer and judge
+  pointed at the fake server; ``rows``: the records of a run folder's JSONL file;
 - ``chunk``, ``make_index``: chunks and an in-memory index without embeddings;
 - ``make_case``: one question's diagnosis ``Case`` over a four-chunk index (two documents
   holding near-duplicate warranty clauses), passing every check unless told otherwise.
@@ -9,14 +12,17 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
+from openai_server import FakeOpenAIServer
 
+from ragassay.anchor import anchor_gold
 from ragassay.checks import question_checks
 from ragassay.diagnose import Case
-from ragassay.gold import anchor_gold
 from ragassay.index import Index
 from ragassay.metrics.retrieval import retrieval_scores
 from ragassay.schema import Answer, Chunk, Citation, Document, GoldEvidence, GoldRecord, Question
@@ -24,6 +30,45 @@ from ragassay.schema import Answer, Chunk, Citation, Document, GoldEvidence, Gol
 ROOT = Path(__file__).resolve().parents[1]
 CONTRACT_CONFIG = ROOT / "configs/eval/rag_quality_v1.yaml"
 FIXTURE_INDEX = ROOT / "data/index"
+# The config keys that name a file or folder, relative to the config's own folder.
+PATH_KEYS = ("index_dir", "source_dir", "questions_path", "gold_evidence_path",
+             "predictions_path", "chunks_path")
+
+
+def rooted_config(source: Path = CONTRACT_CONFIG) -> dict[str, Any]:
+    """The config at ``source`` as a dict whose paths (:data:`PATH_KEYS` it has) are absolute,
+    so that a copy written anywhere reads the same files."""
+    cfg: dict[str, Any] = yaml.safe_load(source.read_text(encoding="utf-8"))
+    for key in PATH_KEYS:
+        if key in cfg:
+            cfg[key] = str((source.parent / cfg[key]).resolve())
+    return cfg
+
+
+def write_config(cfg: dict[str, Any], path: Path) -> Path:
+    path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+def llm_config(tmp_path: Path, server: FakeOpenAIServer, **answerer: object) -> Path:
+    """The naive baseline's config with the LLM answerer (4 threads, one retry, its cache in
+    ``tmp_path``) and the judge on ``server``, its runs in ``tmp_path / "runs"``;
+    ``answerer`` overrides the answerer's settings."""
+    cfg = rooted_config()
+    cfg["output_root"] = str(tmp_path / "runs")
+    cfg["answerer"] = {"kind": "llm", "base_url": server.base_url, "model": "fake-model",
+                       "cache_dir": str(tmp_path / "cache"), "backoff_base_s": 0.01,
+                       "max_retries": 1, "concurrency": 4, **answerer}
+    cfg["judge"] = {"base_url": server.base_url, "model": "fake-judge",
+                    "cache_dir": str(tmp_path / "cache"), "backoff_base_s": 0.01}
+    cfg["metrics"]["answer"] = ["judge_faithfulness", *cfg["metrics"]["answer"]]
+    return write_config(cfg, tmp_path / "llm.yaml")
+
+
+def rows(run_dir: Path, name: str) -> list[dict[str, Any]]:
+    """The records of the JSONL file ``name`` of a run folder, in file order."""
+    return [json.loads(line) for line in (run_dir / name).read_text(encoding="utf-8")
+            .splitlines()]
 
 
 def chunk(doc: str, seq: int, text: str, start: int, page: tuple[int, int] | None = None) -> Chunk:

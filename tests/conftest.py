@@ -5,8 +5,9 @@ a real model served by llama.cpp (``local_llm``), and the markers:
 - ``heavy``: every test of the ``browser`` and ``llm`` tiers, and the test files of the
   other tiers that start servers, worker processes or dozens of CLI runs (:data:`HEAVY`);
   ``./scripts/test.sh --fast`` leaves them out;
-- ``serial``: tests that must not run beside another worker (:data:`SERIAL`: a local Ray
-  per session); ``scripts/test.sh`` runs them after the parallel run, in one process.
+- ``serial``: tests that must not run beside another worker (a local Ray per session: the
+  files in :data:`SERIAL` and the Ray tests of ``test_executor.py``, marked there);
+  ``scripts/test.sh`` runs them after the parallel run, in one process.
 
 The tests live in tiers, one folder each: ``unit`` (pure functions: no subprocess, no
 server), ``integration`` (the CLI, run folders, local HTTP servers, worker processes),
@@ -22,6 +23,7 @@ the llama.cpp server) start once per worker that needs them, each on a free port
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,7 +42,7 @@ HEAVY = {"test_readme_commands.py", "test_executor.py", "test_llm_run.py", "test
          "test_reproducible.py", "test_embed_models.py", "test_trec_eval_suite.py",
          "test_bad_input.py", "test_atomic.py", "test_consistency.py", "test_ray_network.py",
          "test_executor_faults.py"}
-SERIAL = {"test_executor.py", "test_ray_network.py", "test_executor_faults.py"}
+SERIAL = {"test_ray_network.py", "test_executor_faults.py"}  # test_executor.py: its Ray tests
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -69,6 +71,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def at_root(monkeypatch: pytest.MonkeyPatch) -> None:
     """Run the test from the repository root, where the shipped configs' paths are rooted."""
     monkeypatch.chdir(ROOT)
+
+
+@pytest.fixture()
+def text_system(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``examples/text_system`` copied to a temporary working folder, which is also the
+    current folder and on ``sys.path`` (the system's callable is imported from it)."""
+    for f in (ROOT / "examples" / "text_system").iterdir():
+        if f.is_file():
+            shutil.copy(f, tmp_path / f.name)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
 
 
 @pytest.fixture(scope="session")

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from openai_server import FakeOpenAIServer
 
+from ragassay.anchor import anchor_label
 from ragassay.generate.sampling import load_corpus, seeds
-from ragassay.gold import anchor_label
 from ragassay.metrics.numbers import extract_numbers
 from ragassay.schema import GoldEvidence
 from ragassay.text import content_words, guess_language, split_sentences

@@ -17,7 +17,7 @@ from .checks import totals
 from .claimcheck import claims_summary
 from .config import EvalConfig
 from .diagnose import LABELS, UNOBSERVABLE, count_labels
-from .gold import run_gold
+from .goldaudit import run_gold
 from .metrics.stats import aggregate
 from .reasons import NO_PREDICTION, NOT_APPLICABLE
 from .runfolder import RUN_SCHEMA_VERSION, Aggregate, Counts, Provenance, QuestionResult, RunMetrics

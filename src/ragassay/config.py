@@ -22,11 +22,12 @@ from pydantic import (
 
 from .endpoint import EndpointConfig, check_api_key, probe_endpoint, redact_url
 from .errors import InputError
-from .jsonio import parse_record, read_yaml
+from .jsonio import parse_record
 from .metrics.measures import ANSWER_MEASURES, parse_measure
 from .metrics.retrieval import default_retrieval_measures, rag_measure
 from .schema import DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP, Question
 from .system.config import SystemConfig
+from .yamlio import read_yaml
 
 # Keys of the contract's config format that no pipeline implements: every preset requires
 # exactly these values (checked in one place, `check_contract`), so a config asking for a

@@ -3,7 +3,7 @@
 A system under test has its own chunking and ids. When a prediction's hits carry their
 ``text`` (docs/formats.md, "Contexts as text"), :func:`place_texts` turns them into chunks
 that every measure reads as it reads ours, and places each gold label in them with the
-anchoring of :mod:`ragassay.gold` — the same code and the same states as the audit:
+anchoring of :mod:`ragassay.anchor` — the same code and the same states as the audit:
 
 - a hit whose ``chunk_id`` is a chunk of the evidence is that chunk (ids win: its own text,
   whatever text the hit carries), and so is a hit whose text is a chunk's text word for
@@ -42,7 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from .gold import ANCHOR_STATES, AnchoredEvidence, QuestionGold, anchor_label
+from .anchor import anchor_label
+from .gold import ANCHOR_STATES, AnchoredEvidence, QuestionGold
 from .schema import Chunk, Citation, Document, Prediction, Question, RetrievedChunk
 from .store import Index
 from .text import fold_text
@@ -128,7 +129,7 @@ def _mini(hits: Sequence[RetrievedChunk], lookup: Mapping[str, Chunk]) -> Index:
 
 def place_label(ev: AnchoredEvidence, mini: Index) -> AnchoredEvidence:
     """``ev``'s label placed in the hits of ``mini`` (:func:`_mini`), by
-    :func:`ragassay.gold.anchor_label`: first to find the hits that hold it, then again
+    :func:`ragassay.anchor.anchor_label`: first to find the hits that hold it, then again
     at the first of them, so that the state says how it holds there (``ok``, ``also_in``,
     ``split``, ``terms_only``); ``unanchored`` with no chunk when no hit holds it."""
     probe = ev.label.model_copy(update={"doc_id": RETURNED_DOC})

@@ -1,8 +1,8 @@
 """The inputs of a run: questions, their anchored gold and the evidence store
 (:class:`Inputs`), and a system's output for them (:class:`Predicted`).
 
-They sit below the evaluation core (:mod:`ragassay.core`) and the aggregation
-(:mod:`ragassay.aggregate`), which both read them.
+They sit below the evaluation stages (:mod:`ragassay.predict`, :mod:`ragassay.scoring`) and
+the aggregation (:mod:`ragassay.aggregate`), which read them.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .anchor import anchor_gold
 from .config import EvalConfig
-from .gold import QuestionGold, anchor_gold, gold_warnings, load_gold, read_questions
+from .gold import QuestionGold, gold_warnings, load_gold, read_questions
 from .schema import Prediction, Question
 from .store import Index, read_chunks
 

@@ -1,17 +1,13 @@
-"""(~470 lines: every reader of user input and its limits in one place, as the house rule
-"one place for input errors" asks.)
-
-Reading JSONL / YAML / JSON input with file:line:field errors, and the JSON text form of
-what ragassay writes (files are written by :mod:`ragassay.atomic`).
+"""Reading JSONL / JSON input with file:line:field errors, and the JSON text form of what
+ragassay writes (files are written by :mod:`ragassay.atomic`); YAML configs are read by
+:mod:`ragassay.yamlio` with the same limits and errors.
 
 Every malformed line, undecodable byte or pydantic validation error becomes an
-:class:`~ragassay.errors.InputError` here, and nowhere else.
+:class:`~ragassay.errors.InputError` here (or in :mod:`ragassay.yamlio`), and nowhere else.
 
 Limits (documented in docs/formats.md, "Limits"): a JSONL line of at most
-:data:`MAX_LINE_BYTES`; JSON and YAML nested at most :data:`MAX_DEPTH` levels; a JSON object
-names each key once (JSON parsers would keep the last silently); a config file of at most
-:data:`MAX_CONFIG_BYTES`, whose aliases expand to at most :data:`MAX_YAML_VALUES` values and
-never refer to themselves (a "billion laughs" file is refused, not expanded).
+:data:`MAX_LINE_BYTES`; JSON (and YAML) nested at most :data:`MAX_DEPTH` levels; a JSON
+object names each key once (JSON parsers would keep the last silently).
 """
 
 from __future__ import annotations
@@ -24,7 +20,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar, get_args
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from .errors import InputError, unknown_name
@@ -44,8 +39,6 @@ MAX_LINE_BYTES = 16 * 1024 * 1024
 # Nesting of a JSON value or a YAML document (records nest 3-4 levels; Python's parsers
 # recurse and would crash past ~1,000).
 MAX_DEPTH = 64
-MAX_CONFIG_BYTES = 1024 * 1024  # a config is a few KiB
-MAX_YAML_VALUES = 100_000  # values of a YAML document with its aliases expanded
 _BOM = b"\xef\xbb\xbf"
 _log = logging.getLogger("ragassay")
 
@@ -241,7 +234,7 @@ def read_limited(path: str | Path, limit: int, what: str) -> bytes:
     return data
 
 
-def _decode(data: bytes, path: Path, *, hint: str = "") -> str:
+def decode_text(data: bytes, path: Path, *, hint: str = "") -> str:
     """UTF-8 text of a whole file (a leading byte order mark dropped); an undecodable byte
     names its line and its offset in the line and in the file."""
     body = data[len(_BOM):] if data.startswith(_BOM) else data
@@ -259,7 +252,7 @@ def read_json(path: str | Path, *, hint: str = "") -> Any:
     """One JSON document; malformed JSON or text that is not UTF-8 names file and line. A
     UTF-8 byte order mark is accepted."""
     p = _need_file(path)
-    return decode_json(_decode(p.read_bytes(), p, hint=hint), p, hint=hint)
+    return decode_json(decode_text(p.read_bytes(), p, hint=hint), p, hint=hint)
 
 
 def _size(n: int) -> str:
@@ -323,116 +316,6 @@ def read_jsonl(path: str | Path, model: type[M], *, key: str | None = None,
 def line_of(record: BaseModel) -> int | None:
     """The JSONL line a record was read from, when it was read by :func:`read_jsonl`."""
     return getattr(record, "_line", None)
-
-
-def _yaml_depth(text: str, path: Path) -> None:
-    """Refuse nesting deeper than :data:`MAX_DEPTH` before PyYAML composes the document (its
-    composer recurses); the parser's events are read one at a time, without recursion."""
-    depth = 0
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):
-        if isinstance(event, yaml.CollectionStartEvent):
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise InputError(path, f"YAML nested deeper than {MAX_DEPTH} levels (the "
-                                 "limit ragassay reads)", line=event.start_mark.line + 1)
-        elif isinstance(event, yaml.CollectionEndEvent):
-            depth -= 1
-
-
-def _children(node: yaml.Node) -> list[yaml.Node]:
-    if isinstance(node, yaml.MappingNode):
-        return [n for pair in node.value for n in pair]
-    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
-
-
-def _yaml_expansion(root: yaml.Node, path: Path) -> None:
-    """Refuse aliases that refer to themselves (``a: &a [*a]``), or that expand the
-    document to more than :data:`MAX_YAML_VALUES` values or :data:`MAX_DEPTH` levels (a
-    "billion laughs": ten aliases of ten aliases of ... ). Each node is measured once."""
-    measured: dict[int, tuple[int, int]] = {}  # node → (values, levels) when expanded
-    open_nodes: set[int] = set()
-
-    def measure(node: yaml.Node, depth: int) -> tuple[int, int]:
-        line = node.start_mark.line + 1
-        if id(node) in open_nodes:
-            raise InputError(path, "recursive YAML alias (an anchor used inside itself)",
-                             line=line)
-        if id(node) not in measured:
-            if depth > MAX_DEPTH:
-                raise InputError(path, f"YAML nested deeper than {MAX_DEPTH} levels with its "
-                                 "aliases expanded", line=line)
-            open_nodes.add(id(node))
-            parts = [measure(child, depth + 1) for child in _children(node)]
-            open_nodes.discard(id(node))
-            measured[id(node)] = (1 + sum(p[0] for p in parts),
-                                  1 + max((p[1] for p in parts), default=0))
-        values, levels = measured[id(node)]
-        if values > MAX_YAML_VALUES:
-            raise InputError(path, f"YAML aliases expand to more than {MAX_YAML_VALUES:,} "
-                             "values (aliases of aliases); write the values out", line=line)
-        if depth + levels - 1 > MAX_DEPTH:
-            raise InputError(path, f"YAML nested deeper than {MAX_DEPTH} levels with its "
-                             "aliases expanded", line=line)
-        return values, levels
-
-    measure(root, 1)
-
-
-def _duplicate_keys(loader: yaml.SafeLoader, node: yaml.Node, path: Path, prefix: str,
-                    seen: set[int] | None = None) -> None:
-    """Refuse a mapping that names a key twice (PyYAML would keep the last silently). A node
-    reached again through an alias is checked once."""
-    seen = set() if seen is None else seen
-    if id(node) in seen:
-        return
-    seen.add(id(node))
-    if isinstance(node, yaml.MappingNode):
-        first: dict[Any, int] = {}
-        for key_node, value_node in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *defaults`
-                _duplicate_keys(loader, value_node, path, prefix, seen)
-                continue
-            key = loader.construct_object(key_node, deep=True)
-            line = key_node.start_mark.line + 1
-            name = f"{prefix}{key}"
-            try:
-                if key in first:
-                    raise InputError(path, f"duplicate key {key!r} (first on line "
-                                     f"{first[key]}); YAML would keep only the last",
-                                     line=line, field=name)
-                first[key] = line
-            except TypeError:  # an unhashable key: PyYAML refuses it when constructing
-                pass
-            _duplicate_keys(loader, value_node, path, name + ".", seen)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _duplicate_keys(loader, item, path, f"{prefix}{i}.", seen)
-
-
-def read_yaml(path: str | Path) -> dict[str, Any]:
-    """Read a YAML mapping, with the line of a syntax error, of a key given twice
-    (``file:line: field 'pipeline.top_k': duplicate key``) or of a byte that is not UTF-8. A
-    UTF-8 byte order mark is accepted. The limits: :data:`MAX_CONFIG_BYTES`,
-    :data:`MAX_DEPTH`, :data:`MAX_YAML_VALUES`, no recursive alias."""
-    p = Path(path)
-    text = _decode(read_limited(p, MAX_CONFIG_BYTES, "config file"), p)
-    loader = yaml.SafeLoader(text)
-    try:
-        _yaml_depth(text, p)
-        node = loader.get_single_node()
-        if node is not None:
-            _yaml_expansion(node, p)
-            _duplicate_keys(loader, node, p, "")
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise InputError(p, f"malformed YAML ({getattr(exc, 'problem', exc)})", line=line) from None
-    finally:
-        loader.dispose()
-    if not isinstance(data, dict):
-        raise InputError(p, "expected a mapping at the top level")
-    return data
 
 
 # --- the JSON text ragassay writes ------------------------------------------------------

@@ -131,7 +131,7 @@ class Pipeline:
         retries, the error: such a question's answer is reported as not measured, never
         scored (its retrieval is scored from its ranking, see :func:`answer_hits`).
         ``endpoint``: the LLM answerer's concurrency and run timeout to use instead of the
-        config's (a worker's share of them, see :func:`ragassay.core.answer_all`).
+        config's (a worker's share of them, see :func:`ragassay.predict.answer_all`).
         """
         items = [(q, answer_hits(r, k, threshold))
                  for q, r in zip(questions, rankings, strict=True)]

@@ -14,12 +14,12 @@ from typing import Any
 
 from .aggregate import latency_summary, ms_summary, summarize
 from .config import EvalConfig, check_contract_questions, check_endpoints
-from .core import cap_k, check_claims, judge, placed_inputs, predict, score
 from .errors import InputError
 from .executor import open_executor
 from .ingest import file_sha256
 from .inputs import Predicted, load_inputs
 from .jsonio import read_json
+from .predict import cap_k, predict
 from .report.views import VIEWS
 from .runfolder import (
     SYSTEM_JSON,
@@ -29,6 +29,7 @@ from .runfolder import (
     referenced_chunk_texts,
 )
 from .schema import take_renormalised_ids
+from .scoring import check_claims, judge, placed_inputs, score
 from .targets import claim
 
 

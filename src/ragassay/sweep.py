@@ -19,12 +19,14 @@ from .aggregate import cost_summary
 from .atomic import FolderWriter, write_folder
 from .checks import totals
 from .config import EvalConfig, check_endpoints
-from .core import predict, retrieve_all, score, work_of
 from .errors import InputError
 from .executor import Executor, open_executor
 from .inputs import Predicted, load_inputs
 from .jsonio import json_text
+from .predict import predict, retrieve_all
 from .report.safe import md_table
+from .scoring import score
+from .units import work_of
 
 SWEEP_HEADER = ["k", "thr", "recall@k", "found", "grounded", "right", "abstained",
                 "tokens", "calls"]
@@ -32,7 +34,8 @@ SWEEP_HEADER = ["k", "thr", "recall@k", "found", "grounded", "right", "abstained
 
 def parse_k_range(text: str) -> Sequence[int]:
     """`1..5` → 1, 2, 3, 4, 5 (a ``range``: no list is built for `1..100000000`);
-    `1,3,10` → [1, 3, 10]. Every k must be ≥ 1."""
+    `1,3,10` → [1, 3, 10]. Every k must be ≥ 1. Ascending either way, so the smallest and
+    largest k are the ends (``min`` and ``max`` would walk the whole range)."""
     text = text.strip()
     m = re.fullmatch(r"(-?\d+)\s*\.\.\s*(-?\d+)", text)
     try:
@@ -43,15 +46,20 @@ def parse_k_range(text: str) -> Sequence[int]:
                          "1,3,5") from None
     if not ks:
         raise InputError("--k", f"the range {text!r} is empty")
-    if min(ks) < 1:
-        raise InputError("--k", f"k must be at least 1 (got {min(ks)})")
+    if ks[0] < 1:
+        raise InputError("--k", f"k must be at least 1 (got {ks[0]})")
     return ks
+
+
+def largest_k(ks: Sequence[int]) -> int:
+    """The largest k: a range's last (``max`` would walk all of `1..100000000`)."""
+    return ks[-1] if isinstance(ks, range) else max(ks)
 
 
 def cap_ks(ks: Sequence[int], cap: int) -> tuple[list[int], str | None]:
     """The k values up to ``cap`` (beyond it every k gives the same result), with ``cap``
     itself standing for the larger ones, and a note when some were dropped."""
-    if max(ks) <= cap:
+    if largest_k(ks) <= cap:
         return list(ks), None
     kept = list(range(ks[0], cap + 1)) if isinstance(ks, range) else [k for k in ks if k < cap]
     return sorted({*kept, cap}), (f"k values above {cap} give the same result as k={cap} "
@@ -96,7 +104,7 @@ def _sweep(cfg: EvalConfig, ks: Sequence[int], thresholds: list[float | None],
         rankings = retrieve_all(work_of(executor, cfg, inputs, pipeline), max(ks), executor)
     else:  # another system's answers are fixed: only the context it is judged on changes
         # (a system under test is asked once, for the largest k)
-        given = predict(cfg, inputs, k=max(ks)).predictions
+        given = predict(cfg, inputs, k=largest_k(ks)).predictions
         ks, note = cap_ks(ks, max([len(p.retrieved) for p in given.values()] or [1]))
         # Its reported usage belongs to the k it ran with; count the prompt at each k instead.
         fixed = Predicted({qid: p.model_copy(update={"usage": None})

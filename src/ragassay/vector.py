@@ -49,7 +49,9 @@ of summation, with or without fused multiply-adds). Only the rows whose float32 
 within twice that bound (plus a few float32 spacings) of the k-th best, or of a tracked
 row's score, could be ordered differently by the exact scores; those rows are scored again
 exactly (float64, as above), and the hits, their scores and the tracked ranks are taken
-from the exact scores alone. The result is bit for bit that of scoring every row exactly.
+from the exact scores alone. The result is bit for bit that of scoring every row exactly,
+at about the time of the plain float32 product and top k, whose scores change with the
+thread count and the batch (``bench/dense_search.py``, docs/benchmarks.md).
 
 :class:`ApproximateSearch` is left to faiss: its scores are faiss's own float32 inner
 products (computed per query, a query's walk not depending on the other queries), not the

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from browser import MISSING, chrome
-from builders import ROOT
+from builders import CONTRACT_CONFIG
 from synthetic import make_eval_set
 from typer.testing import CliRunner
 
@@ -25,7 +25,7 @@ from ragassay.report.claims import CLAIM_HEADER, claim_rows
 from ragassay.report.rows import STATIC_ROWS, failing_first
 from ragassay.runfolder import read_run_folder
 
-CONFIG = ROOT / "configs/eval/rag_quality_v1.yaml"
+CONFIG = CONTRACT_CONFIG
 try:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select, WebDriverWait

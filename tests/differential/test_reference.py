@@ -80,7 +80,7 @@ def test_evaluate_is_the_references_per_query(seed: int) -> None:
             run.setdefault(qid, {})[doc] = float(score)
         names = ["map", "gm_map", "r_precision", "bpref", "mrr", "ndcg", "ndcg_at_5",
                  "precision_at_5", "recall_at_10", "hit_at_1", "map_at_5",
-                 "iprec_at_recall_at_0", "iprec_at_recall_at_0.5"]
+                 "iprec_at_recall_at_0", "iprec_at_recall_at_0.5", "utility"]
         got = evaluate(qrels, run, names, missing_queries="skip")["per_query"]
         for qid, values in got.items():
             rr = reference.judged_ranking(qrels[qid], run[qid])
@@ -92,7 +92,8 @@ def test_evaluate_is_the_references_per_query(seed: int) -> None:
                     "precision_at_5": reference.precision(rr, 5),
                     "recall_at_10": reference.recall(rr, 10),
                     "hit_at_1": reference.success(rr, 1),
-                    "map_at_5": reference.average_precision(rr, 5)}
+                    "map_at_5": reference.average_precision(rr, 5),
+                    "utility": reference.utility(rr)}
             iprec = reference.iprec_at_recall(rr, (0.0, 0.5))
             want["iprec_at_recall_at_0"], want["iprec_at_recall_at_0.5"] = iprec
             for name, value in want.items():

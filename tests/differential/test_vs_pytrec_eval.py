@@ -38,6 +38,13 @@ PAIRS: dict[str, str] = {
     "mrr": "recip_rank",
     "r_precision": "Rprec",
     "ndcg": "ndcg_cut_1000",
+    # the set measures read each query's own depth (an empty ranking's is 0)
+    "utility": "utility",
+    "set_p": "set_P",
+    "set_relative_p": "set_relative_P",
+    "set_recall": "set_recall",
+    "set_map": "set_map",
+    "set_f": "set_F",
 }
 REFERENCE_MEASURES = frozenset(PAIRS.values())
 

@@ -12,8 +12,7 @@ from html import unescape
 from pathlib import Path
 
 import pytest
-import yaml
-from builders import ROOT
+from builders import CONTRACT_CONFIG, ROOT, rooted_config, write_config
 from rich.console import Console
 from synthetic import make_eval_set
 from typer.testing import CliRunner
@@ -31,14 +30,9 @@ Verdicts = dict[str, tuple[str, str, str]]  # question id → (found, grounded, 
 
 def config_with_gate(source: Path, dest: Path) -> Path:
     """A copy of a shipped config (paths made absolute) with a gate that every run passes."""
-    cfg = yaml.safe_load(source.read_text(encoding="utf-8"))
-    for key in ("index_dir", "source_dir", "questions_path", "gold_evidence_path",
-                "predictions_path", "chunks_path"):
-        if key in cfg:
-            cfg[key] = str((source.parent / cfg[key]).resolve())
+    cfg = rooted_config(source)
     cfg["gate"] = {"correct": ">= 0", "faithfulness": ">= 0"}
-    dest.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
-    return dest
+    return write_config(cfg, dest)
 
 
 def expected(result: RunResult) -> Verdicts:
@@ -173,7 +167,7 @@ def check_every_output(config: Path, run_id: str, tmp_path: Path,
 
 def test_the_fixture_says_one_thing_everywhere(tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    result = check_every_output(ROOT / "configs/eval/rag_quality_v1.yaml", "fixture", tmp_path,
+    result = check_every_output(CONTRACT_CONFIG, "fixture", tmp_path,
                                 monkeypatch)
     assert result.totals.line() == "found@10 11/13 · grounded 16/16 · right 6/16"
 

@@ -8,15 +8,18 @@ import math
 from pathlib import Path
 
 import pytest
+from builders import llm_config, rows
 from openai_server import FakeOpenAIServer
 from pydantic import ValidationError
-from test_llm_run import llm_config, rows, runner
+from typer.testing import CliRunner
 
 from ragassay.aggregate import cost_summary
 from ragassay.cli import app
 from ragassay.config import EvalConfig
-from ragassay.core import priced
 from ragassay.endpoint import EndpointConfig
+from ragassay.scoring import priced
+
+runner = CliRunner()
 
 
 def llm_eval_config(**prices: float) -> EvalConfig:

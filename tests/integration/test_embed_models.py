@@ -222,7 +222,8 @@ def test_querying_a_hashing_index_with_a_model_is_refused(tmp_path: Path, source
 
 
 def fixture_recall_at_5(name: str, tmp_path: Path) -> float:
-    from ragassay.gold import anchor_gold, load_gold, read_questions
+    from ragassay.anchor import anchor_gold
+    from ragassay.gold import load_gold, read_questions
     from ragassay.metrics.retrieval import retrieval_scores
 
     questions = read_questions(ROOT / "data/eval/rag_questions.jsonl")

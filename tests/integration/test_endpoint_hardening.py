@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-import yaml
-from builders import ROOT
+from builders import rooted_config, write_config
 from openai_server import FakeOpenAIServer
 from typer.testing import CliRunner
 
@@ -188,16 +187,12 @@ def test_credentials_echoed_in_an_error_body_are_redacted(
 
 
 def _llm_config(tmp_path: Path, base_url: str, **answerer: object) -> Path:
-    cfg = yaml.safe_load((ROOT / "configs/eval/rag_quality_v1.yaml").read_text(encoding="utf-8"))
-    for key in ("index_dir", "source_dir", "questions_path", "gold_evidence_path"):
-        cfg[key] = str((ROOT / "configs/eval" / cfg[key]).resolve())
+    cfg = rooted_config()
     cfg["output_root"] = str(tmp_path / "runs")
     cfg["answerer"] = {"kind": "llm", "base_url": base_url, "model": "m",
                        "backoff_base_s": 0.01, "max_retries": 0, "concurrency": 2,
                        "fail_fast_after": None, **answerer}
-    path = tmp_path / "llm.yaml"
-    path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
-    return path
+    return write_config(cfg, tmp_path / "llm.yaml")
 
 
 def test_an_echoed_basic_credential_reaches_no_file_and_no_terminal(

@@ -9,7 +9,7 @@ import stat
 from pathlib import Path
 
 import pytest
-from builders import ROOT
+from builders import CONTRACT_CONFIG, ROOT
 from typer.testing import CliRunner
 
 import ragassay
@@ -251,7 +251,7 @@ def test_a_bug_is_an_internal_error_not_bad_input(tmp_path: Path,
     def broken(*args: object, **kwargs: object) -> None:
         raise ValueError("boom")
 
-    monkeypatch.setattr("ragassay.core.score_answer", broken)
+    monkeypatch.setattr("ragassay.scoring.score_answer", broken)
     args = ["run", "-c", str(SHOP / "config.yaml"), "--output-root", str(tmp_path), "-q"]
     res = runner.invoke(app, args)
     assert res.exit_code == 4 and "internal error: ValueError: boom" in res.output
@@ -271,7 +271,7 @@ def test_a_run_folder_without_provenance_is_bad_input(tmp_path: Path) -> None:
 
 
 def test_k_beyond_what_there_is_is_capped_with_a_note(tmp_path: Path) -> None:
-    res = runner.invoke(app, ["run", "-c", str(ROOT / "configs/eval/rag_quality_v1.yaml"),
+    res = runner.invoke(app, ["run", "-c", str(CONTRACT_CONFIG),
                               "--k", "1000", "--run-id", "big", "--output-root", str(tmp_path),
                               "-q"])
     assert res.exit_code == 0, res.output

@@ -18,11 +18,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from builders import ROOT
+from builders import CONTRACT_CONFIG, ROOT, llm_config
 from openai_server import FakeOpenAIServer
 from pydantic import BaseModel, PrivateAttr
 from synthetic import make_eval_set
-from test_llm_run import llm_config
 from typer.testing import CliRunner
 
 from ragassay.cli import app
@@ -37,7 +36,11 @@ from ragassay.executor import (
 
 runner = CliRunner()
 HAS_RAY = importlib.util.find_spec("ray") is not None
-EXECUTORS = [("local", 1), ("process", 1), ("process", 2), ("ray", 1), ("ray", 2)]
+# A Ray test is serial (scripts/test.sh runs it after the parallel run, in one process);
+# the others run beside the other tests.
+RAY = pytest.mark.serial
+OTHER_EXECUTORS = [("process", 1), ("process", 2), pytest.param("ray", 1, marks=RAY),
+                   pytest.param("ray", 2, marks=RAY)]
 # Timings: metrics.json → timings, and each answer's latency (answers.jsonl, the report).
 LATENCY = re.compile(r'"latency_ms": ?\{[^}]*\}')
 
@@ -94,27 +97,44 @@ def without_timings(folder: Path) -> dict[str, bytes]:
     return out
 
 
-@pytest.mark.parametrize("kind,workers", EXECUTORS[1:])
+@pytest.fixture(scope="module")
+def fixture_on_local(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    """The contract run on the local executor, once for the module: what every other
+    executor must write."""
+    return without_timings(run_folder(CONTRACT_CONFIG, tmp_path_factory.mktemp("fixture"),
+                                      "local", 1))
+
+
+@pytest.fixture(scope="module")
+def generated_on_local(tmp_path_factory: pytest.TempPathFactory,
+                       ) -> tuple[Path, dict[str, bytes]]:
+    """A generated set of 300 questions (its config) and its run on the local executor,
+    once for the module; exit 3: the set has questions without a prediction."""
+    root = tmp_path_factory.mktemp("generated")
+    config = make_eval_set(root / "set", n_questions=300, seed=3)
+    return config, without_timings(run_folder(config, root, "local", 1, code=3))
+
+
+@pytest.mark.parametrize("kind,workers", OTHER_EXECUTORS)
 def test_fixture_run_is_the_same_on_every_executor(tmp_path: Path, kind: str, workers: int,
+                                                   fixture_on_local: dict[str, bytes],
                                                    request: pytest.FixtureRequest) -> None:
     _needs(kind, request)
-    config = ROOT / "configs/eval/rag_quality_v1.yaml"
-    local = without_timings(run_folder(config, tmp_path, "local", 1))
-    other = without_timings(run_folder(config, tmp_path, kind, workers))
-    assert other.keys() == local.keys()
-    for name in local:
-        assert other[name] == local[name], name
+    other = without_timings(run_folder(CONTRACT_CONFIG, tmp_path, kind, workers))
+    assert other.keys() == fixture_on_local.keys()
+    for name in fixture_on_local:
+        assert other[name] == fixture_on_local[name], name
 
 
-@pytest.mark.parametrize("kind,workers", EXECUTORS[1:])
-def test_generated_set_is_the_same_on_every_executor(tmp_path: Path, kind: str,
-                                                     workers: int,
-                                                     request: pytest.FixtureRequest) -> None:
+@pytest.mark.parametrize("kind,workers", OTHER_EXECUTORS)
+def test_generated_set_is_the_same_on_every_executor(
+        tmp_path: Path, kind: str, workers: int,
+        generated_on_local: tuple[Path, dict[str, bytes]],
+        request: pytest.FixtureRequest) -> None:
     _needs(kind, request)
-    config = make_eval_set(tmp_path / "set", n_questions=300, seed=3)
-    # exit 3: the generated set has questions without a prediction
-    local = without_timings(run_folder(config, tmp_path, "local", 1, code=3))
+    config, local = generated_on_local
     other = without_timings(run_folder(config, tmp_path, kind, workers, code=3))
+    assert other.keys() == local.keys()
     for name in local:
         assert other[name] == local[name], name
 
@@ -123,7 +143,7 @@ def chat_calls(server: FakeOpenAIServer) -> int:
     return sum(r.path.endswith("/chat/completions") for r in server.control.requests)
 
 
-@pytest.mark.parametrize("kind", ["process", "ray"])
+@pytest.mark.parametrize("kind", ["process", pytest.param("ray", marks=RAY)])
 def test_llm_answerer_and_judge_the_same_on_two_workers(
         tmp_path: Path, fake_server: FakeOpenAIServer, kind: str,
         request: pytest.FixtureRequest) -> None:
@@ -144,7 +164,7 @@ def test_llm_answerer_and_judge_the_same_on_two_workers(
 
 
 def test_sweep_the_same_on_two_worker_processes(tmp_path: Path) -> None:
-    config = ROOT / "configs/eval/rag_quality_v1.yaml"
+    config = CONTRACT_CONFIG
     docs = []
     for kind in ("local", "process"):
         result = runner.invoke(app, ["sweep", "-c", str(config), "--k", "1..4",
@@ -155,7 +175,7 @@ def test_sweep_the_same_on_two_worker_processes(tmp_path: Path) -> None:
     assert docs[0] == docs[1]
 
 
-@pytest.mark.parametrize("kind", ["process", "ray"])
+@pytest.mark.parametrize("kind", ["process", pytest.param("ray", marks=RAY)])
 def test_index_the_same_on_two_workers(tmp_path: Path, kind: str,
                                        request: pytest.FixtureRequest) -> None:
     _needs(kind, request)
@@ -236,7 +256,7 @@ def _chunk_sizes(shared: object, chunk: list[int]) -> list[int]:
     return [len(chunk)]
 
 
-@pytest.mark.parametrize("kind", ["local", "process", "ray"])
+@pytest.mark.parametrize("kind", ["local", "process", pytest.param("ray", marks=RAY)])
 def test_rows_of_every_chunk_in_one_array(kind: str, tmp_path: Path,
                                           monkeypatch: pytest.MonkeyPatch,
                                           request: pytest.FixtureRequest) -> None:
@@ -339,6 +359,7 @@ def test_process_executor_in_order_with_a_shared_object_and_its_errors() -> None
             assert (caught.value.line, caught.value.field) == (7, "question")
 
 
+@RAY
 def test_ray_executor_in_order_and_errors(local_ray: None) -> None:
     with open_executor("ray", 2) as ex:
         shared = {"offset": 2}
@@ -395,6 +416,7 @@ def _tcp_addresses(pids: set[int]) -> set[str]:
     return addresses
 
 
+@RAY
 @pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads Linux's /proc")
 def test_local_ray_talks_on_the_loopback_only(local_ray: None) -> None:
     """Every TCP socket of the Ray processes started here (listening or connected) is on
@@ -419,7 +441,7 @@ def test_embeddings_of_a_batch_do_not_depend_on_it() -> None:
 
 
 def test_bad_executor_options(tmp_path: Path) -> None:
-    config = ROOT / "configs/eval/rag_quality_v1.yaml"
+    config = CONTRACT_CONFIG
     result = runner.invoke(app, ["run", "-c", str(config), "--executor", "threads"])
     assert result.exit_code == 2
     result = runner.invoke(app, ["run", "-c", str(config), "--workers", "0"])

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builders import ROOT
+from builders import CONTRACT_CONFIG, ROOT
 
 import ragassay.diagnose as diagnose
 from ragassay import config as config_module
@@ -71,7 +71,7 @@ def registered() -> Iterator[None]:
 def test_a_runtime_detector_and_retriever_run_end_to_end(registered: None,
                                                          tmp_path: Path) -> None:
     assert "answer_failure.declined_answer" in diagnose.labels()
-    cfg = load_config(ROOT / "configs/eval/rag_quality_v1.yaml",
+    cfg = load_config(CONTRACT_CONFIG,
                       {"pipeline.name": "backwards", "pipeline.retrieval_backend": "backwards",
                        "pipeline.top_k": 3})
     result = run_evaluation(cfg, run_id="toy", output_root=tmp_path)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builders import ROOT
+from builders import CONTRACT_CONFIG
 from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -966,7 +966,7 @@ def real_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from ragassay.run import run_evaluation
 
     out = tmp_path_factory.mktemp("runs")
-    result = run_evaluation(load_config(ROOT / "configs/eval/rag_quality_v1.yaml"),
+    result = run_evaluation(load_config(CONTRACT_CONFIG),
                             run_id="gate", output_root=out)
     assert result.folder is not None
     return result.folder

@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from ragassay.anchor import anchor_gold, anchor_label
 from ragassay.cli import app
-from ragassay.gold import anchor_gold, anchor_label, read_questions
+from ragassay.gold import read_questions
 from ragassay.metrics.retrieval import retrieval_scores
 from ragassay.report.trec import _as_judged
 from ragassay.schema import Chunk, Document, GoldEvidence, GoldRecord, Question

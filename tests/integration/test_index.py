@@ -56,8 +56,7 @@ def files_of(folder: Path) -> dict[str, bytes]:
 
 
 def written_layout(data: dict[str, Any]) -> str:
-    """index.json as the build writes it: the head indented, then a record per line (the
-    layout the loader reads line by line)."""
+    """index.json as the build writes it: the head indented, then a record per line."""
     head = json.dumps({k: v for k, v in data.items() if k not in ("documents", "chunks")},
                       ensure_ascii=False, indent=1)
     keys = [k for k in ("documents", "chunks") if k in data]
@@ -68,8 +67,8 @@ def written_layout(data: dict[str, Any]) -> str:
 
 def edit_json(out: Path, change: Callable[[dict[str, Any]], Any], layout: str = "compact"
               ) -> None:
-    """Change the decoded index.json and write it back: on one line (read as one JSON
-    document), or in the written layout (read line by line)."""
+    """Change the decoded index.json and write it back: on one line, or in the written
+    layout (both are read alike)."""
     path = out / "index.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     change(data)
@@ -338,16 +337,16 @@ def test_bad_index_json_names_the_field(built: Path, change: Callable[[dict[str,
     assert "rebuild with `ragassay index`" in err.message
 
 
-def test_index_json_read_line_by_line_or_whole_gives_the_same_index(built: Path) -> None:
+def test_index_json_in_either_layout_gives_the_same_index(built: Path) -> None:
     path = built / "index.json"
     written = path.read_text(encoding="utf-8")
     assert written_layout(json.loads(written)) == written  # the test's layout is the build's
     streamed = load_index(built)
-    edit_json(built, lambda d: None)  # the same data on one line: decoded whole
+    edit_json(built, lambda d: None)  # the same data on one line
     whole = load_index(built)
     assert (streamed.meta, streamed.documents, streamed.chunks) == \
         (whole.meta, whole.documents, whole.chunks)
-    # a record line broken in place: the whole-file decoder names the line
+    # a record line broken in place: the error names the line
     path.write_text(written.replace('"seq": ', '"seq" ', 1), encoding="utf-8")
     err = load_error(built)
     assert "malformed JSON" in err.message and err.line is not None and err.line > 5

@@ -11,36 +11,23 @@ answerable question, and the found check holds for all three.
 from __future__ import annotations
 
 import json
-import shutil
 import textwrap
 from pathlib import Path
 
 import pytest
-from builders import ROOT
 
 from ragassay.config import load_config
 from ragassay.run import run_evaluation
 
-FIXTURE = ROOT / "examples" / "text_system"
 SENTENCES = ["The fee is 4 euros per month.", "Payment is due on the first day of the month.",
              "Refunds are paid within 14 days.", "The warranty lasts 2 years.",
              "Shipping takes 3 days within the country."]
 DOCS = ["tariff", "tariff", "tariff", "tariff", "shipping"]
 
 
-@pytest.fixture()
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for f in FIXTURE.iterdir():
-        if f.is_file():
-            shutil.copy(f, tmp_path / f.name)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    return tmp_path
-
-
-def run(project: Path, module: str, source: str) -> object:
-    (project / f"{module}.py").write_text(textwrap.dedent(source), encoding="utf-8")
-    cfg = load_config(project / "config.yaml", {
+def run(text_system: Path, module: str, source: str) -> object:
+    (text_system / f"{module}.py").write_text(textwrap.dedent(source), encoding="utf-8")
+    cfg = load_config(text_system / "config.yaml", {
         "system": {"callable": f"{module}:ask", "concurrency": 1}, "pipeline.top_k": 5,
         "output_root": "runs", "metrics": {"retrieval": ["recall_at_5", "hit_at_5"]}})
     return run_evaluation(cfg, run_id=module)
@@ -62,9 +49,9 @@ def check_common(result: object) -> dict[str, object]:
     return questions
 
 
-def test_a_langchain_retriever_with_a_fake_llm(project: Path) -> None:
+def test_a_langchain_retriever_with_a_fake_llm(text_system: Path) -> None:
     pytest.importorskip("langchain_core")
-    result = run(project, "lc_rag", f"""
+    result = run(text_system, "lc_rag", f"""
         from langchain_core.documents import Document
         from langchain_core.embeddings import DeterministicFakeEmbedding
         from langchain_core.language_models import FakeListChatModel
@@ -91,9 +78,9 @@ def test_a_langchain_retriever_with_a_fake_llm(project: Path) -> None:
     assert {h["doc_id"] for h in docs} == {"tariff", "shipping"}
 
 
-def test_a_langchain_chain_that_returns_its_context(project: Path) -> None:
+def test_a_langchain_chain_that_returns_its_context(text_system: Path) -> None:
     pytest.importorskip("langchain_core")
-    result = run(project, "lc_chain", f"""
+    result = run(text_system, "lc_chain", f"""
         from langchain_core.documents import Document
         from langchain_core.embeddings import DeterministicFakeEmbedding
         from langchain_core.language_models import FakeListLLM
@@ -117,9 +104,9 @@ def test_a_langchain_chain_that_returns_its_context(project: Path) -> None:
     assert questions["q2"].scores["correct"] == 0  # type: ignore[attr-defined]
 
 
-def test_a_llamaindex_query_engine_with_mock_embeddings_and_llm(project: Path) -> None:
+def test_a_llamaindex_query_engine_with_mock_embeddings_and_llm(text_system: Path) -> None:
     pytest.importorskip("llama_index.core")
-    result = run(project, "li_rag", f"""
+    result = run(text_system, "li_rag", f"""
         from llama_index.core import Document, VectorStoreIndex
         from llama_index.core.embeddings import MockEmbedding
         from llama_index.core.llms import MockLLM

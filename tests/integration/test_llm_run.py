@@ -9,34 +9,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from builders import ROOT
+from builders import ROOT, llm_config, rows
 from openai_server import FakeOpenAIServer
 from typer.testing import CliRunner
 
 from ragassay.cli import app
 
 runner = CliRunner()
-
-
-def llm_config(tmp_path: Path, server: FakeOpenAIServer, **answerer: object) -> Path:
-    cfg = yaml.safe_load((ROOT / "configs/eval/rag_quality_v1.yaml").read_text(encoding="utf-8"))
-    for key in ("index_dir", "source_dir", "questions_path", "gold_evidence_path"):
-        cfg[key] = str((ROOT / "configs/eval" / cfg[key]).resolve())
-    cfg["output_root"] = str(tmp_path / "runs")
-    cfg["answerer"] = {"kind": "llm", "base_url": server.base_url, "model": "fake-model",
-                       "cache_dir": str(tmp_path / "cache"), "backoff_base_s": 0.01,
-                       "max_retries": 1, "concurrency": 4, **answerer}
-    cfg["judge"] = {"base_url": server.base_url, "model": "fake-judge",
-                    "cache_dir": str(tmp_path / "cache"), "backoff_base_s": 0.01}
-    cfg["metrics"]["answer"] = ["judge_faithfulness", *cfg["metrics"]["answer"]]
-    path = tmp_path / "llm.yaml"
-    path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
-    return path
-
-
-def rows(run_dir: Path, name: str) -> list[dict]:
-    return [json.loads(line) for line in (run_dir / name).read_text(encoding="utf-8")
-            .splitlines()]
 
 
 def test_llm_answerer_run_then_cached_rerun(tmp_path: Path, fake_server: FakeOpenAIServer

@@ -16,9 +16,10 @@ from typer.testing import CliRunner
 
 from ragassay.cli import app
 from ragassay.config import load_config
-from ragassay.core import predict, score
 from ragassay.inputs import load_inputs
+from ragassay.predict import predict
 from ragassay.run import run_evaluation
+from ragassay.scoring import score
 
 EXAMPLE = ROOT / "examples/shop_faq_de"
 runner = CliRunner()

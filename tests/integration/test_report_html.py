@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from browser import BROWSER, OFFLINE_SWITCHES
-from builders import ROOT
+from builders import CONTRACT_CONFIG, ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -51,7 +51,7 @@ from ragassay.schema import (
 )
 from ragassay.termsafe import visible
 
-CONFIG = ROOT / "configs/eval/rag_quality_v1.yaml"
+CONFIG = CONTRACT_CONFIG
 
 
 # --- reading the page -------------------------------------------------------------------

@@ -19,12 +19,12 @@ from typing import Any
 import numpy as np
 import pytest
 import yaml
-from builders import ROOT
+from builders import CONTRACT_CONFIG, ROOT
 
 from ragassay.report.html import decode_row
 from ragassay.vector import ExactSearch
 
-CONFIG = ROOT / "configs/eval/rag_quality_v1.yaml"
+CONFIG = CONTRACT_CONFIG
 THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 ROW_FILES = ("answers.jsonl", "retrieved_chunks.jsonl", "failure_cases.jsonl")
 TEXT_FILES = ("summary.md", "report.html")

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from builders import ROOT
+from builders import CONTRACT_CONFIG, ROOT
 from typer.testing import CliRunner
 
 from ragassay.cli import app
@@ -16,7 +16,7 @@ from ragassay.metrics.trec import read_qrels, read_run
 from ragassay.run import run_evaluation
 from ragassay.sweep import parse_k_range, parse_thresholds, run_sweep
 
-CONFIG = ROOT / "configs/eval/rag_quality_v1.yaml"
+CONFIG = CONTRACT_CONFIG
 runner = CliRunner()
 
 
@@ -84,9 +84,10 @@ CI_KEYS = {f"{name}_{part}" for name in ("recall_at_k", "grounded", "right")
 
 
 def test_sweep_rows_carry_bootstrap_cis(tmp_path: Path, at_root: None) -> None:
-    from ragassay.core import predict, score
     from ragassay.inputs import load_inputs
     from ragassay.metrics.stats import aggregate
+    from ragassay.predict import predict
+    from ragassay.scoring import score
 
     cfg = load_config(CONFIG)
     result = runner.invoke(app, ["sweep", "-c", str(CONFIG), "--k", "1,5",

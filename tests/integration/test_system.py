@@ -7,12 +7,10 @@ context, no chunk ids. The expected values are worked out by hand in the comment
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
-from builders import ROOT
 from typer.testing import CliRunner
 
 from ragassay.cli import app
@@ -22,23 +20,11 @@ from ragassay.errors import NOT_MEASURED
 from ragassay.run import run_evaluation
 from ragassay.system import ReplyPaths, SystemConfig, fill_request, read_reply
 
-FIXTURE = ROOT / "examples" / "text_system"
 runner = CliRunner()
 
 
-@pytest.fixture()
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The fixture copied to a temporary working folder (the callable is imported from it)."""
-    for f in FIXTURE.iterdir():
-        if f.is_file():
-            shutil.copy(f, tmp_path / f.name)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    return tmp_path
-
-
-def run_system(project: Path, target: str, run_id: str = "live", **system: Any) -> Any:
-    cfg = load_config(project / "config.yaml",
+def run_system(text_system: Path, target: str, run_id: str = "live", **system: Any) -> Any:
+    cfg = load_config(text_system / "config.yaml",
                       {"system": {"callable": target, **system}, "output_root": "runs"})
     return run_evaluation(cfg, run_id=run_id)
 
@@ -49,8 +35,8 @@ def rows(folder: Path, name: str) -> dict[str, dict[str, Any]]:
 
 
 @pytest.mark.parametrize("target", ["sentence_rag:ask", "sentence_rag:ask_async"])
-def test_texts_are_scored_with_the_gold_placed_in_them(project: Path, target: str) -> None:
-    result = run_system(project, target)
+def test_texts_are_scored_with_the_gold_placed_in_them(text_system: Path, target: str) -> None:
+    result = run_system(text_system, target)
     r = {q.question_id: q for q in result.questions}
     # q1: "Payment …" then "The fee is 4 euros per month." (the gold, rank 2), then the
     # same sentence again (one item, counted where it first stands).
@@ -85,8 +71,8 @@ def test_texts_are_scored_with_the_gold_placed_in_them(project: Path, target: st
     assert result.metrics.gold["states"]["ok"] == 3
 
 
-def test_the_run_folder_keeps_the_replies_and_scores_them_again(project: Path) -> None:
-    live = run_system(project, "sentence_rag:ask")
+def test_the_run_folder_keeps_the_replies_and_scores_them_again(text_system: Path) -> None:
+    live = run_system(text_system, "sentence_rag:ask")
     folder = live.folder
     assert folder is not None
     system = json.loads((folder / "system.json").read_text(encoding="utf-8"))
@@ -97,7 +83,7 @@ def test_the_run_folder_keeps_the_replies_and_scores_them_again(project: Path) -
     assert [p["question_id"] for p in preds] == ["q1", "q2", "q3", "q4"]
     assert preds[0]["retrieved"][0] == {"chunk_id": "#1", "text": "Payment is due on the "
                                         "first day of the month."}
-    cfg = load_config(project / "config.yaml", {"predictions_path": str(
+    cfg = load_config(text_system / "config.yaml", {"predictions_path": str(
         folder / "predictions.jsonl"), "output_root": "runs"})
     replay = run_evaluation(cfg, run_id="replay")
     assert replay.folder is not None
@@ -120,36 +106,36 @@ def test_the_run_folder_keeps_the_replies_and_scores_them_again(project: Path) -
         assert live_rows == again, name
 
 
-def test_a_failed_call_is_not_measured_and_exits_3(project: Path) -> None:
+def test_a_failed_call_is_not_measured_and_exits_3(text_system: Path) -> None:
     res = runner.invoke(app, ["run", "-c", "config.yaml", "--system", "sentence_rag:broken",
                               "--output-root", "runs", "--run-id", "broken", "-q"])
     assert res.exit_code == NOT_MEASURED, res.output
     assert "RuntimeError: the index is down" in res.output
-    answers = rows(project / "runs" / "broken", "answers.jsonl")
+    answers = rows(text_system / "runs" / "broken", "answers.jsonl")
     assert answers["q2"]["not_measured"].startswith("system call failed: sentence_rag:broken "
                                                     "raised RuntimeError")
     assert answers["q2"]["scores"]["groundedness"] is None  # never a score
     assert answers["q1"]["not_measured"] is None
 
 
-def test_an_unknown_module_is_bad_input(project: Path) -> None:
+def test_an_unknown_module_is_bad_input(text_system: Path) -> None:
     res = runner.invoke(app, ["run", "-c", "config.yaml", "--system", "no_such_rag:ask",
                               "--output-root", "runs"])
     assert res.exit_code == 2
     assert "system.callable" in res.output and "no_such_rag" in res.output
 
 
-def test_a_rerun_resumes_from_the_cache(project: Path) -> None:
-    (project / "calls.txt").write_text("", encoding="utf-8")
-    (project / "counting_rag.py").write_text(
+def test_a_rerun_resumes_from_the_cache(text_system: Path) -> None:
+    (text_system / "calls.txt").write_text("", encoding="utf-8")
+    (text_system / "counting_rag.py").write_text(
         "import pathlib\nfrom sentence_rag import REPLIES\n"
         "def ask(request):\n"
         "    with open(pathlib.Path(__file__).parent / 'calls.txt', 'a') as fh:\n"
         "        fh.write(request['question_id'] + '\\n')\n"
         "    return REPLIES[request['question_id']]\n", encoding="utf-8")
-    first = run_system(project, "counting_rag:ask", "one", cache_dir="cache")
-    second = run_system(project, "counting_rag:ask", "two", cache_dir="cache")
-    calls = (project / "calls.txt").read_text(encoding="utf-8").split()
+    first = run_system(text_system, "counting_rag:ask", "one", cache_dir="cache")
+    second = run_system(text_system, "counting_rag:ask", "two", cache_dir="cache")
+    calls = (text_system / "calls.txt").read_text(encoding="utf-8").split()
     assert sorted(calls) == ["q1", "q2", "q3", "q4"]  # the second run called nothing
     assert second.metrics.timings["system_cached"] == 4
     assert first.metrics.retrieval == second.metrics.retrieval

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from builders import ROOT
+from builders import CONTRACT_CONFIG, ROOT
 from openai_server import FakeOpenAIServer
 from typer.testing import CliRunner
 
@@ -29,7 +29,7 @@ runner = CliRunner()
 @pytest.fixture(scope="module")
 def baseline_url() -> Iterator[str]:
     """The shipped baseline (configs/eval/rag_quality_v1.yaml) served on a free port."""
-    server = make_server(BaselineSystem(load_config(ROOT / "configs/eval/rag_quality_v1.yaml")))
+    server = make_server(BaselineSystem(load_config(CONTRACT_CONFIG)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -78,7 +78,7 @@ def test_the_example_is_scored_live_and_by_replay_with_identical_metrics(
     assert a["provenance"]["system"]["url"] == baseline_url + "/ask"
     assert a["provenance"]["system"]["system_version"][0].startswith("ragassay-baseline/")
     # the same answers as the built-in pipeline's own run: the server is that pipeline
-    res = runner.invoke(app, ["run", "-c", str(ROOT / "configs/eval/rag_quality_v1.yaml"),
+    res = runner.invoke(app, ["run", "-c", str(CONTRACT_CONFIG),
                               "--output-root", str(tmp_path / "runs"), "--run-id", "builtin",
                               "-q"])
     assert res.exit_code == 0, res.output

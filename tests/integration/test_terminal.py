@@ -21,11 +21,10 @@ import threading
 from pathlib import Path
 
 import pytest
-from builders import ROOT
+from builders import CONTRACT_CONFIG, ROOT, llm_config
 from openai_server import FakeOpenAIServer
 from rich.console import Console
 from synthetic import make_eval_set
-from test_llm_run import llm_config
 from typer.testing import CliRunner
 
 from ragassay import progress
@@ -192,7 +191,7 @@ def test_progress_lines_on_a_stderr_that_is_not_a_terminal(tmp_path: Path) -> No
 
 
 def test_progress_of_the_pipeline_stages(tmp_path: Path, fake_server: FakeOpenAIServer) -> None:
-    res = runner.invoke(app, ["run", "-c", str(ROOT / "configs/eval/rag_quality_v1.yaml"),
+    res = runner.invoke(app, ["run", "-c", str(CONTRACT_CONFIG),
                               "--output-root", str(tmp_path), "--run-id", "x", "--progress"])
     assert res.exit_code == 0, res.output
     for stage in ("retrieval: 16/16", "answering: 16/16", "scoring: 16/16"):
@@ -246,7 +245,8 @@ def test_start_up_imports_only_typer_and_rich_console() -> None:
             "from ragassay.cli import app\n"
             "try:\n    app()\nexcept SystemExit:\n    pass\n"
             "heavy = {'numpy', 'pydantic', 'yaml', 'rich.progress', 'httpx',"
-            " 'ragassay.core', 'ragassay.config', 'ragassay.report.safe'}\n"
+            " 'ragassay.core', 'ragassay.scoring', 'ragassay.predict', 'ragassay.config',"
+            " 'ragassay.report.safe'}\n"
             "print(sorted(heavy & set(sys.modules)), file=sys.stderr)")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

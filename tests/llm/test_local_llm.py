@@ -18,8 +18,7 @@ from typing import Any, get_args
 
 import httpx
 import pytest
-import yaml
-from builders import ROOT
+from builders import ROOT, rooted_config, write_config
 from conftest import packaged_local_model
 from typer.testing import CliRunner
 
@@ -177,10 +176,7 @@ def llm_config(tmp_path: Path, server: ServerProcess, cache: str = "cache",
                **answerer: Any) -> Path:
     """The shipped LLM config, pointed at the test server, on four questions with short
     contexts (top_k 2) and short replies."""
-    shipped = ROOT / "configs/eval/rag_quality_v1_llm.yaml"
-    cfg = yaml.safe_load(shipped.read_text(encoding="utf-8"))
-    for key in ("index_dir", "source_dir"):
-        cfg[key] = str((shipped.parent / cfg[key]).resolve())
+    cfg = rooted_config(ROOT / "configs/eval/rag_quality_v1_llm.yaml")
     cfg["questions_path"] = str(jsonl_subset(ROOT / "data/eval/rag_questions.jsonl",
                                              "question_id", QUESTION_IDS,
                                              tmp_path / "questions.jsonl"))
@@ -194,9 +190,7 @@ def llm_config(tmp_path: Path, server: ServerProcess, cache: str = "cache",
                             "concurrency": 1, "cache_dir": str(tmp_path / cache), **answerer})
     cfg["judge"].update({"base_url": server.base_url, "cache_dir": str(tmp_path / cache),
                          "concurrency": 1, "timeout_s": 120})
-    path = tmp_path / f"llm-{cache}.yaml"
-    path.write_text(yaml.safe_dump(cfg, allow_unicode=True), encoding="utf-8")
-    return path
+    return write_config(cfg, tmp_path / f"llm-{cache}.yaml")
 
 
 def rows(path: Path) -> list[dict[str, Any]]:

@@ -7,12 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ragassay.gold import (
-    ANCHOR_STATES,
-    AnchoredEvidence,
-    _adjacent_pairs,
-    anchor_label,
-)
+from ragassay.anchor import _adjacent_pairs, anchor_label
+from ragassay.gold import ANCHOR_STATES, AnchoredEvidence
 from ragassay.schema import Chunk, Document, GoldEvidence
 from ragassay.store import Index
 from ragassay.text import contains_term, fold_text
@@ -258,13 +254,13 @@ def test_look_ups_are_built_once_per_store() -> None:
 def test_rows_with_finds_what_a_scan_finds() -> None:
     """The word look-ups (inner words whole, the first piece ending a word, the last
     beginning one) against `needle in text` on every row, for needles cut anywhere."""
-    from ragassay.gold import _Texts
+    from ragassay.substrings import SubstringIndex
     rng = random.Random(7)
     vocab = ["하자보수", "기간은", "시스템의", "ab", "abc", "bca", "ca", "a", "b", "c",
              "12개월", "개월", "Frist", "frist", "\U0010ffff", "x\U0010ffff"]
     texts = [" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 9))) for _ in range(300)]
     texts += ["", " ", "ab  ca", " ab"]
-    look = _Texts(texts)
+    look = SubstringIndex(texts)
     for _ in range(1500):
         source = rng.choice(texts)
         if source and rng.random() < 0.8:

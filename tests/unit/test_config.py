@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from builders import ROOT
+from builders import CONTRACT_CONFIG
 
 from ragassay.config import load_config
 from ragassay.errors import InputError
 
-CONTRACT = ROOT / "configs/eval/rag_quality_v1.yaml"
+CONTRACT = CONTRACT_CONFIG
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -1,12 +1,13 @@
 """The checks of `ragassay generate`, each with hand-written items that must be dropped for
-exactly its reason, and items that pass. The corpus is three short documents (Korean,
-German, English) chunked as `ragassay index` chunks them."""
+exactly its reason, and items that pass. The corpus is the three short documents of
+`generated_set.py` (Korean, German, English), chunked as `ragassay index` chunks them."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from generated_set import write_docs
 
 from ragassay.errors import InputError
 from ragassay.generate.checks import (
@@ -23,20 +24,10 @@ from ragassay.generate.checks import (
 )
 from ragassay.generate.sampling import load_corpus, parse_kinds, quotas
 
-KO = ("보증기간은 검수 완료일로부터 24개월로 한다. 유지보수 인력은 상주 2명을 배치한다. "
-      "장애가 발생하면 4시간 이내에 현장에 도착하여야 한다.")
-DE = ("Die Lieferung dauert innerhalb Deutschlands 3 bis 5 Werktage. Der Versand kostet "
-      "4,90 Euro. Ab 50 Euro Bestellwert ist der Versand kostenlos.")
-EN = ("The warranty period is 12 months from acceptance. The contractor keeps two engineers "
-      "on site. Faults must be answered within 8 hours.")
-
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    docs = tmp_path_factory.mktemp("docs")
-    for name, text in (("ko.txt", KO), ("de.txt", DE), ("en.txt", EN)):
-        (docs / name).write_text(text, encoding="utf-8")
-    return load_corpus(docs)
+    return load_corpus(write_docs(tmp_path_factory.mktemp("docs")))
 
 
 def item(kind: str, chunk: str, question: str, answer: str = "", sentence: str = "",

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ragassay.errors import InputError
+from ragassay.metrics import reference
 from ragassay.metrics.ir import Measure, evaluate, list_measures, parse_measure, rank_documents
 from ragassay.metrics.measures import canonical_name
 from ragassay.metrics.trec import format_results, read_qrels, read_run, write_qrels, write_run
@@ -165,6 +166,28 @@ def test_empty_inputs() -> None:
     empty_ranking = evaluate({"q1": {"a": 1}}, {"q1": {}}, ["ndcg@10", "mrr", "r_precision"])
     assert empty_ranking["per_query"]["q1"] == {"ndcg_at_10": 0.0, "mrr": 0.0,
                                                 "r_precision": 0.0}
+
+
+def test_utility_and_set_measures_read_each_querys_own_depth() -> None:
+    # trec_eval's m_utility.c with its default coefficients 1, -1, 0, 0:
+    # utility = rel_ret - (num_ret - rel_ret).
+    # q1 retrieves nothing: 1 * 0 - 1 * (0 - 0) = 0 (not -1, as when the empty ranking was
+    #   taken one document deep), set_P = 0 (0 / 0 read as 0).
+    # q2 retrieves a (relevant): 1 - 0 = 1, set_P = 1 / 1 = 1 (its own depth, not q3's 3).
+    # q3 retrieves a (relevant), x and y (unjudged: not relevant): 1 - 2 = -1, set_P = 1/3.
+    qrels = {"q1": {"a": 1}, "q2": {"a": 1}, "q3": {"a": 1, "b": 1}}
+    run = {"q1": {}, "q2": {"a": 1.0}, "q3": {"a": 3.0, "x": 2.0, "y": 1.0}}
+    out = evaluate(qrels, run, ["utility", "set_p", "set_recall"])
+    assert out["per_query"] == {
+        "q1": {"utility": 0.0, "set_p": 0.0, "set_recall": 0.0},
+        "q2": {"utility": 1.0, "set_p": 1.0, "set_recall": 1.0},
+        "q3": {"utility": -1.0, "set_p": 1 / 3, "set_recall": 1 / 2},
+    }
+    assert out["mean"]["utility"] == 0.0  # (0 + 1 - 1) / 3
+    # the same through the query-by-query path (ranked lists) and the plain reference
+    listed = evaluate(qrels, {q: list(r) for q, r in run.items()}, ["utility"])
+    assert [v["utility"] for v in listed["per_query"].values()] == [0.0, 1.0, -1.0]
+    assert reference.utility(reference.judged_ranking({"a": 1}, {})) == 0.0
 
 
 def test_measures_are_deduplicated_in_request_order() -> None:

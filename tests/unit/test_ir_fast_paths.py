@@ -21,9 +21,11 @@ from ragassay.metrics.columnar import (
     Table,
     join_grouped,
     join_sorted,
+    joins,
+    keys,
     rank_in_rows,
+    ranking,
 )
-from ragassay.metrics.columnar import joins as columns
 from ragassay.metrics.ir import evaluate, parse_measures, qrels_table, run_table
 
 MEASURES = ["ndcg@3", "ndcg", "mrr@5", "mrr", "recall@4", "recall", "map", "map@2", "P@3",
@@ -64,7 +66,8 @@ def shuffled(t: Table, rng: random.Random) -> Table:
 @pytest.mark.parametrize("round_keys", [1 << 17, 8])
 def test_dict_batch_path_is_the_query_by_query_path(monkeypatch: pytest.MonkeyPatch,
                                                     round_keys: int) -> None:
-    monkeypatch.setattr(columns, "_ROUND", round_keys)  # 8: ranks in rounds of few queries
+    monkeypatch.setattr(joins, "_ROUND", round_keys)  # 8: ranks in rounds of few queries
+    monkeypatch.setattr(ranking, "_ROUND", round_keys)
     rng = random.Random(3)
     measures = parse_measures(MEASURES)
     for _ in range(300):
@@ -80,7 +83,8 @@ def test_dict_batch_path_is_the_query_by_query_path(monkeypatch: pytest.MonkeyPa
 @pytest.mark.parametrize("round_keys", [1 << 17, 8])
 def test_grouped_join_is_the_sorted_join(monkeypatch: pytest.MonkeyPatch,
                                          round_keys: int) -> None:
-    monkeypatch.setattr(columns, "_ROUND", round_keys)  # 8: a round of one or few queries
+    monkeypatch.setattr(joins, "_ROUND", round_keys)  # 8: a round of one or few queries
+    monkeypatch.setattr(ranking, "_ROUND", round_keys)
     rng = random.Random(5)
     taken = 0
     for _ in range(300):
@@ -108,8 +112,8 @@ def test_columns_in_any_row_order_give_the_dict_values() -> None:
 
 def test_colliding_hashes_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     """With a hash of 4 bits every query has many equal hashes: the ids decide."""
-    real = columns.id_hash
-    monkeypatch.setattr(columns, "id_hash", lambda ids: real(ids) & np.uint64(0xF << 60))
+    real = keys.id_hash
+    monkeypatch.setattr(joins, "id_hash", lambda ids: real(ids) & np.uint64(0xF << 60))
     rng = random.Random(13)
     for _ in range(150):
         qrels, run = random_case(rng)
@@ -139,12 +143,12 @@ def test_binary_search_in_rows_is_searchsorted() -> None:
     values = rng.integers(-1, 8, size=200).astype(np.float64)
     expected = [np.searchsorted(matrix[r], v, side="right") for r, v in zip(rows, values,
                                                                             strict=True)]
-    assert columns._search_rows(matrix, rows, values).tolist() == expected
+    assert ranking.search_rows(matrix, rows, values).tolist() == expected
 
 
 @pytest.mark.parametrize("round_keys", [1 << 17, 4])
 def test_rank_in_rows_by_hand(monkeypatch: pytest.MonkeyPatch, round_keys: int) -> None:
-    monkeypatch.setattr(columns, "_ROUND", round_keys)  # 4: a round per row
+    monkeypatch.setattr(ranking, "_ROUND", round_keys)  # 4: a round per row
     # row 0: 0.9 0.5 0.5 0.1; row 1: 3 scores and the -inf padding
     scores = np.array([[0.5, 0.9, 0.1, 0.5], [2.0, 1.0, 3.0, -np.inf]])
     rank, tied = rank_in_rows(scores, np.array([0, 0, 0, 1, 1]),

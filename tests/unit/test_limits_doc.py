@@ -44,10 +44,11 @@ def test_every_limit_in_the_table_is_the_constant_it_names() -> None:
 
 
 def test_the_table_names_every_limit_of_the_readers() -> None:
-    """Each MAX_ constant of the readers (jsonio, the document loader, the endpoint) has
+    """Each MAX_ constant of the readers (jsonio, yamlio, the document loader, the endpoint) has
     its row: a new limit is documented."""
     named = {row[2].strip("`") for row in limits_table()}
-    for module in ("ragassay.jsonio", "ragassay.ingest.loaders", "ragassay.endpoint"):
+    for module in ("ragassay.jsonio", "ragassay.yamlio", "ragassay.ingest.loaders",
+                   "ragassay.endpoint"):
         found = {f"{module}.{n}" for n in vars(importlib.import_module(module))
                  if n.startswith("MAX_")}
         assert found <= named, found - named

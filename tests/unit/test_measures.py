@@ -25,7 +25,7 @@ from ragassay.metrics import (
     rag_metric_names,
     retrieval_scores,
 )
-from ragassay.metrics.retrieval import dedupe_ranking, empty_scores
+from ragassay.metrics.retrieval import dedupe_ranking, empty_scores, rag_families
 from ragassay.metrics.trec import write_qrels, write_run
 
 # --- names --------------------------------------------------------------------------------
@@ -145,9 +145,14 @@ def test_evaluate_refuses_answer_measures() -> None:
 
 
 def test_rag_metric_names() -> None:
-    assert rag_metric_names((1, 5)) == [
-        "recall_at_1", "precision_at_1", "hit_at_1", "mrr_at_1", "ndcg_at_1",
-        "recall_at_5", "precision_at_5", "hit_at_5", "mrr_at_5", "ndcg_at_5", "map"]
+    # the row: every family the registry marks rag="cut" at each cutoff (the built-in ones
+    # in RAG_CUT_FAMILIES' order first), then the rag="uncut" ones
+    infos = list_measures()
+    cut, uncut = rag_families()
+    assert set(cut) == {i.name for i in infos if i.rag == "cut"}
+    assert set(uncut) == {i.name for i in infos if i.rag == "uncut"}
+    assert cut[:len(RAG_CUT_FAMILIES)] == RAG_CUT_FAMILIES
+    assert rag_metric_names((1, 5)) == [*(f"{f}_at_{k}" for k in (1, 5) for f in cut), *uncut]
     assert str(rag_measure("recall@5")) == "recall_at_5"
     assert str(rag_measure("map")) == "map"
     for other in ("r_precision", "map_at_5", "recall", "groundedness"):

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 from builders import ROOT
 
+from ragassay.anchor import anchor_gold
 from ragassay.errors import InputError
-from ragassay.gold import anchor_gold, check_gold, gold_warnings
+from ragassay.gold import check_gold, gold_warnings
 from ragassay.index import load_index, skipped_note
-from ragassay.jsonio import iter_jsonl, parse_record, read_json, read_jsonl, read_yaml
+from ragassay.jsonio import iter_jsonl, parse_record, read_json, read_jsonl
 from ragassay.schema import (
     Chunk,
     GoldEvidence,
@@ -25,6 +26,7 @@ from ragassay.schema import (
     Usage,
 )
 from ragassay.store import store_of_chunks
+from ragassay.yamlio import read_yaml
 
 Q = {"question_id": "q1", "question": "Wie lange?", "answerable": True}
 

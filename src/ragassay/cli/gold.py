@@ -31,8 +31,9 @@ ChunksOpt = Annotated[Path | None, typer.Option(
 def _anchored(gold_path: Path, questions_path: Path, index_dir: Path | None,
               chunks_path: Path | None) -> tuple[list[Question], dict[str, QuestionGold], Any]:
     """Questions, their anchored gold and the store, read as a run reads them."""
+    from ..anchor import anchor_gold
     from ..errors import InputError
-    from ..gold import anchor_gold, load_gold, read_questions
+    from ..gold import load_gold, read_questions
 
     if (index_dir is None) == (chunks_path is None):
         raise InputError("--index", "give the evidence as --index DIR or --chunks FILE, "
@@ -63,7 +64,7 @@ def audit(gold_path: GoldOpt, questions_path: QuestionsOpt, index_dir: IndexOpt 
     with no chunk left, no gold record, or `gold_evidence: []`), 2 on bad input, else 0.
     With --format json, stdout is the report (the document --out writes)."""
     from ..atomic import write_text
-    from ..gold import gold_audit
+    from ..goldaudit import gold_audit
     from ..jsonio import json_text
     from ..report.summary import GOLD_HEADER, GOLD_TITLE, gold_line, gold_rows
     from ..targets import check_file_target
@@ -117,7 +118,7 @@ def fix(gold_path: GoldOpt, questions_path: QuestionsOpt,
     on stderr; `ragassay gold audit` lists their nearest chunks. Fixing a fixed file
     changes nothing."""
     from ..atomic import write_text
-    from ..gold import fixed_gold_text, label_fixes
+    from ..goldaudit import fixed_gold_text, label_fixes
     from ..targets import check_file_target
 
     run_guarded(lambda: _not_an_input(out_file, gold_path, questions_path))

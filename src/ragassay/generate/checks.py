@@ -7,7 +7,7 @@ chunk that holds the answer (:class:`Candidate`). The checks, in the order they 
 - ``support_not_in_chunk``: the support sentence, normalised as gold anchoring normalises
   (:func:`ragassay.text.fold_text`: NFKC, casefold, one space), is not in the chunk's text;
 - ``label_not_ok``: the label built from it is not in state ``ok`` when anchored against the
-  corpus (:func:`ragassay.gold.anchor_label`): e.g. ``also_in`` for a sentence in the overlap
+  corpus (:func:`ragassay.anchor.anchor_label`): e.g. ``also_in`` for a sentence in the overlap
   of two chunks — so every kept label is ``ok`` in ``ragassay gold audit``;
 - ``answer_not_in_support``: the answer (``must_contain``) is not in its support sentence
   (:func:`ragassay.text.contains_term`);
@@ -36,7 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from ..gold import anchor_label
+from ..anchor import anchor_label
 from ..metrics.numbers import extract_numbers
 from ..schema import GoldEvidence
 from ..store import Index

@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..jsonio import iter_jsonl, json_text, jsonl_text, parse_record, read_json, read_yaml
+from ..jsonio import iter_jsonl, json_text, jsonl_text, parse_record, read_json
 from ..schema import GoldEvidence, GoldRecord, Question
+from ..yamlio import read_yaml
 from .common import ImportedSet, document_file_names, make_question, need
 
 DEFAULT_CONFIG = "configs/eval/rag_quality_v1.yaml"

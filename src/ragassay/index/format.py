@@ -170,81 +170,25 @@ def _read_index_json(path: Path) -> tuple[dict[str, Any], list[Document], list[C
 
 def _index_parts(path: Path) -> tuple[dict[str, Any], Callable[[str], Iterator[Any]]]:
     """The head of ``index.json`` (everything but its two lists) and a reader of each list's
-    records. The layout :func:`_write_index_json` writes is read line by line, so memory
-    holds one record's text at a time, not the file's (a million chunks are about 1 GB of
-    JSON and several GB decoded); a file in any other layout is decoded whole."""
-    streamed = _streamed_parts(path)
-    if streamed is not None:
-        return streamed
-    data = read_json(path, hint=f"; {_REBUILD}")
+    records. The file is decoded whole by the standard reader (``json.loads``); a file it
+    cannot decode is read again by :func:`~ragassay.jsonio.read_json`, whose error names
+    the line. Each record's decoded dict is let go of once it is handed out, so memory holds
+    the decoded lists or the validated records, not both (docs/benchmarks.md, "The
+    index.json reader": as fast as a line-by-line reader, within a sixth of its memory)."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        data = read_json(path, hint=f"; {_REBUILD}")  # the error names the line
     if not isinstance(data, dict):
         raise InputError(path, f"expected a JSON object; {_REBUILD}")
 
     def records(key: str) -> Iterator[Any]:
-        return iter(_require(path, data, key, list))
+        items = _require(path, data, key, list)
+        for i, item in enumerate(items):
+            items[i] = None  # the validated record is kept, not its decoded dict too
+            yield item
 
     return {k: v for k, v in data.items() if k not in ("documents", "chunks")}, records
-
-
-_LISTS = (b' "documents": [\n', b' "chunks": [\n')
-
-
-def _streamed_parts(path: Path) -> tuple[dict[str, Any], Callable[[str], Iterator[Any]]] | None:
-    """:func:`_index_parts` for the written layout, or ``None`` when the file is not in it
-    (checked in full before any record is handed out: every line is a record, in place)."""
-    with path.open("rb") as fh:
-        head_lines: list[bytes] = []
-        for line in fh:
-            if line == _LISTS[0]:
-                break
-            head_lines.append(line)
-        else:
-            return None
-        head_text = b"".join(head_lines)
-        if not head_text.startswith(b"{") or not head_text.endswith(b",\n"):
-            return None
-        try:
-            head = json.loads(head_text[:-2] + b"\n}")
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return None
-        # Where each list starts and ends, so that a layout broken further down is found
-        # before the first record is validated (the whole-file decoder names its error).
-        bounds: dict[str, tuple[int, int]] = {}
-        at = len(head_text) + len(_LISTS[0])
-        for key, closing, following in (("documents", b" ],\n", _LISTS[1]),
-                                        ("chunks", b" ]\n", b"}\n")):
-            first = at
-            for line in fh:
-                if line == closing:
-                    break
-                if not (line.startswith(b" {") and line.endswith((b"},\n", b"}\n"))):
-                    return None
-                at += len(line)
-            else:
-                return None
-            bounds[key] = (first, at)
-            at += len(closing)
-            if fh.readline() != following:
-                return None
-            at += len(following)
-        if fh.read(1):
-            return None
-
-    def records(key: str) -> Iterator[Any]:
-        start, stop = bounds[key]
-        with path.open("rb") as fh:
-            fh.seek(start)
-            while start < stop:
-                line = fh.readline()
-                start += len(line)
-                try:
-                    yield json.loads(line[1:].rstrip(b"\n").removesuffix(b","))
-                except (json.JSONDecodeError, UnicodeDecodeError):
-                    # Not valid JSON after all: decode the whole file for the error.
-                    read_json(path, hint=f"; {_REBUILD}")
-                    raise InputError(path, f"malformed record in {key}; {_REBUILD}") from None
-
-    return head, records
 
 
 def _require(path: Path, record: dict[str, Any], key: str, kind: type,

@@ -248,7 +248,7 @@ def _score_columns(
     num_rel = np.bincount(query[relevant], minlength=n)
     relevance = Relevance(rows, rank, hit_grade, width,
                           ideal_grades(query[relevant], grade[relevant], num_rel),
-                          num_rel.astype(np.float64))
+                          num_rel.astype(np.float64), depths)
     return kernel_values(relevance, measures)
 
 

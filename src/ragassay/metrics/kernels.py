@@ -1,5 +1,5 @@
 """The retrieval kernels: vectorised formulas over relevant ranks, one per measure family
-(540 lines: every family of the measure table has its kernel here, beside what they read).
+(550 lines: every family of the measure table has its kernel here, beside what they read).
 
 Every kernel reads a :class:`Relevance`: per query (row) the rank and grade of each relevant
 document it ranks. Grade >= 1 is relevant (trec_eval's default relevance level 1), grade <= 0 or
@@ -54,7 +54,9 @@ class Relevance:
     ``hit_grade``. ``width``: the depth of the longest ranking (at least 1; a rank beyond a
     query's own depth holds no document, so cut-offs up to ``width`` are what the rankings
     allow). ``ideal`` (q, w): each query's relevant grades sorted descending, zero-padded to
-    at least one column; ``num_rel`` (q,): number of relevant judged documents.
+    at least one column; ``num_rel`` (q,): number of relevant judged documents; ``depth``
+    (q,): number of documents each query retrieved (an empty ranking: 0), which the set
+    measures and ``utility`` read (None: ``width`` for every query).
 
     Only the hits are stored, not a (queries x depth) matrix: every measure reads the ranks of
     the relevant documents only, and a statistic over the top k is a sum over the hits ranked
@@ -65,7 +67,8 @@ class Relevance:
     """
 
     def __init__(self, hit_query: np.ndarray, hit_rank: np.ndarray, hit_grade: np.ndarray,
-                 width: int, ideal: np.ndarray, num_rel: np.ndarray) -> None:
+                 width: int, ideal: np.ndarray, num_rel: np.ndarray,
+                 depth: np.ndarray | None = None) -> None:
         self.hit_query = hit_query
         self.hit_rank = hit_rank
         self.hit_grade = hit_grade
@@ -80,7 +83,13 @@ class Relevance:
         self.unjudged_query = self.unjudged_rank = np.array([], dtype=np.int64)
         self.num_nonrel = np.zeros(self.queries)
         self.num_rel_at_level = num_rel  # |grade >= level|: num_rel unless graded
-        self.depth: np.ndarray | None = None
+        # each query's number of documents retrieved (trec_eval's num_ret); None: every
+        # ranking is ``width`` long (one RAG ranking)
+        self.depth: np.ndarray | None = depth
+        # trec_eval's interpolated precision of a ranking left empty (0 / 0: NaN) is printed
+        # only for a file's ranking that its options emptied (-J, -M); an empty ranking
+        # given to the Python API reads 0, as a query missing from the run does
+        self.empty_is_nan = False
         self.version = 9
 
     def with_judged(self, nonrel_query: np.ndarray, nonrel_rank: np.ndarray,
@@ -102,6 +111,7 @@ class Relevance:
         self.unjudged_query, self.unjudged_rank = unjudged_query, unjudged_rank
         self.num_nonrel = np.asarray(num_nonrel, dtype=np.float64)
         self.depth = depth
+        self.empty_is_nan = True
         self.version = version
         return self
 
@@ -116,7 +126,7 @@ class Relevance:
         rank = np.arange(len(flat)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
         hit = np.flatnonzero(flat >= 1)
         return cls(row[hit], rank[hit], flat[hit], int(sizes.max()) if len(sizes) else 0,
-                   pad_rows(ideal, num_rel), np.asarray(num_rel, dtype=np.float64))
+                   pad_rows(ideal, num_rel), np.asarray(num_rel, dtype=np.float64), sizes)
 
     @classmethod
     def one(cls, grades: Sequence[float], ideal: Sequence[float]) -> Relevance:
@@ -337,7 +347,7 @@ def iprec_at_recall(r: Relevance, cutoffs: Cutoffs) -> np.ndarray:
         at = r._first_hit[:, None] + np.maximum(need, 1) - 1
         inside = has[:, None] & (need <= found[:, None])
         out[inside] = best[at[inside]]
-    if r.depth is not None and not bool(r.depth.all()):  # trec_eval's 0 / 0 of no document
+    if r.empty_is_nan and r.depth is not None and not bool(r.depth.all()):  # 0 / 0
         out[(r.depth == 0)[:, None] & (need == 0)] = np.nan
     return out
 

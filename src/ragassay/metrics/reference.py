@@ -175,6 +175,20 @@ def _round_half_away(x: float) -> int:
     return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
 
 
+def utility(rr: JudgedRanking, coefficients: tuple[float, float, float, float] =
+            (1.0, -1.0, 0.0, 0.0)) -> float:
+    """trec_eval's m_utility.c: ``a * rel_ret + b * nonrel_ret + c * rel_nonret +
+    d * nonrel_nonret`` with its default coefficients 1, -1, 0, 0. ``nonrel_ret`` is every
+    retrieved document that is not relevant (unjudged ones included: ``num_ret -
+    num_rel_ret``); ``d`` needs the collection's size, which no qrels file holds, so only
+    ``d = 0`` is accepted. An empty ranking: 0."""
+    a, b, c, d = coefficients
+    if d:
+        raise ValueError("utility's d needs the collection size; the reference takes d = 0")
+    rel_ret = rr.num_rel_ret
+    return a * rel_ret + b * (rr.num_ret - rel_ret) + c * (rr.num_rel - rel_ret)
+
+
 def precision(rr: JudgedRanking, cutoff: int) -> float:
     return sum(1 for r in rr.rels[:cutoff] if r >= rr.level) / cutoff
 
@@ -212,7 +226,8 @@ def per_query_values(rr: JudgedRanking, measure: str, version: int = 9
     if measure in ("num_ret", "num_rel", "num_rel_ret"):
         return [(measure, float(getattr(rr, measure)))]
     simple = {"map": average_precision, "gm_map": gm_map_log, "Rprec": r_precision,
-              "bpref": bpref, "recip_rank": reciprocal_rank, "ndcg": ndcg}
+              "bpref": bpref, "recip_rank": reciprocal_rank, "ndcg": ndcg,
+              "utility": utility}
     if measure in simple:
         return [(measure, simple[measure](rr))]
     if measure == "iprec_at_recall":

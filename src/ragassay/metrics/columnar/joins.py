@@ -1,7 +1,9 @@
-"""Joins of a run with its qrels, on columns (the fast path; 540 lines: the two joins share
-their ranking helpers): each judged run row's grade and rank in trec_eval's order, and the
-:class:`~ragassay.metrics.kernels.Relevance` the kernels read. The plain loops that define
-the same results are :mod:`ragassay.metrics.reference`."""
+"""Joins of a run with its qrels, on columns (the fast path): each judged run row's grade
+and rank in trec_eval's order (:class:`Joined`), by one of two joins that give the same rows:
+:func:`join_grouped` for the usual layout (a query's rows together), :func:`join_sorted` for
+any run. :mod:`.relevance` turns a join into what the kernels read; :mod:`.ranking` holds the
+ranking both joins share. The plain loops that define the same results are
+:mod:`ragassay.metrics.reference`."""
 
 from __future__ import annotations
 
@@ -9,11 +11,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels import Relevance, pad_rows
 from .keys import id_hash, run_blocks
+from .ranking import block_starts, blocks_by_query, padded, rank_in_rows, rank_rows
 from .reader import Table
 
 _ROUND = 1 << 17  # keys per round of the grouped join: its temporaries stay in the cache
+
 
 def qid_codes(*columns: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
     """The sorted distinct ids of the columns and each column's codes (index into them)."""
@@ -84,56 +87,6 @@ def _judged_rows_exact(run_q: np.ndarray, run_doc: np.ndarray, qrels_q: np.ndarr
     return rows, order[pos[rows]]
 
 
-def rank_rows(qcode: np.ndarray, score: np.ndarray, docid: np.ndarray) -> np.ndarray:
-    """The permutation that puts run rows in trec_eval's order: query code ascending, score
-    descending, ties by document id descending (byte-wise)."""
-    n = len(qcode)
-    if n < 2:
-        return np.arange(n)
-    order = _blocks_by_query(qcode)  # a run file lists each query's rows together
-    q, s = qcode[order], score[order]
-    dq, ds = np.diff(q), np.diff(s)
-    if not bool(((dq > 0) | ((dq == 0) & (ds <= 0))).all()):  # not ranked by score yet
-        order = np.lexsort((-score, qcode))
-        q, s = qcode[order], score[order]
-    tied = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
-    if not tied.any():
-        return order
-    # Sort each run of tied rows by document id, descending.
-    in_tie = np.zeros(n, dtype=bool)
-    in_tie[1:] |= tied
-    in_tie[:-1] |= tied
-    idx = np.flatnonzero(in_tie)
-    group = np.cumsum(np.concatenate(([1], ~tied)))[idx]  # one number per tied run
-    _, doc_rank = np.unique(docid[order[idx]], return_inverse=True)
-    within = np.lexsort((-doc_rank.astype(np.int64), group))
-    order[idx] = order[idx][within]
-    return order
-
-
-def _blocks_by_query(qcode: np.ndarray) -> np.ndarray:
-    """The permutation that sorts the blocks of equal codes by code, each block's rows kept
-    in their order (the usual file lists a query's documents together, ranked)."""
-    n = len(qcode)
-    if n < 2:
-        return np.arange(n)
-    start = np.concatenate(([0], np.flatnonzero(qcode[1:] != qcode[:-1]) + 1))
-    codes = qcode[start]
-    if bool((codes[1:] >= codes[:-1]).all()):
-        return np.arange(n)
-    size = np.diff(np.append(start, n))
-    by_code = np.argsort(codes, kind="stable")
-    start, size = start[by_code], size[by_code]
-    new_start = np.cumsum(size) - size
-    return np.repeat(start - new_start, size) + np.arange(n)
-
-
-def block_starts(sorted_codes: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
-    """For codes sorted ascending: each code's first row and number of rows (0..count-1)."""
-    sizes = np.bincount(sorted_codes, minlength=count)
-    return np.cumsum(sizes) - sizes, sizes
-
-
 @dataclass(frozen=True)
 class Joined:
     """A run joined with its qrels. ``qids``: the distinct ids of both (``S``, sorted, so a
@@ -190,7 +143,7 @@ def join_sorted(qrels: Table, run: Table, *, keep_order: bool = False,
 def _ranks(run_q: np.ndarray, score: np.ndarray, docid: np.ndarray, rows: np.ndarray,
            n: int, keep_order: bool) -> np.ndarray:
     """The rank (from 0) of each of ``rows`` within its query, in trec_eval's order."""
-    order = (np.argsort(run_q, kind="stable") if keep_order else _blocks_by_query(run_q))
+    order = (np.argsort(run_q, kind="stable") if keep_order else blocks_by_query(run_q))
     grouped = run_q[order]
     first, size = block_starts(grouped, n)
     width = int(size.max()) if len(size) else 0
@@ -221,138 +174,6 @@ def _ranks(run_q: np.ndarray, score: np.ndarray, docid: np.ndarray, rows: np.nda
         redo = ties[q]
         rank[redo] = position[rows[redo]]
     return rank
-
-
-def by_query_and_rank(query: np.ndarray, rank: np.ndarray) -> np.ndarray | None:
-    """The permutation that sorts rows by (query, rank), None when they already are (a run
-    listed in rank order, the usual file, is: one pass instead of a sort). Queries and
-    ranks are integers from 0; no (query, rank) repeats."""
-    if len(query) < 2:
-        return None
-    dq, dr = np.diff(query), np.diff(rank)
-    if bool(((dq > 0) | ((dq == 0) & (dr > 0))).all()):
-        return None
-    span = int(rank.max()) + 1
-    if (int(query.max()) + 1) * span < 1 << 62:
-        return np.argsort(query * span + rank)  # the keys are distinct: any sort will do
-    return np.lexsort((rank, query))
-
-
-def ideal_grades(query: np.ndarray, grade: np.ndarray, num_rel: np.ndarray) -> np.ndarray:
-    """The ideal ranking of each query (0..len(num_rel)-1) as a zero-padded matrix: its
-    relevant ``grade``s (one per judged relevant document) descending."""
-    if not len(grade):
-        return pad_rows(grade, num_rel)
-    top = float(grade.max())
-    span = top - float(grade.min()) + 1
-    if (int(query.max()) + 1) * span < 2.0 ** 52 and bool((grade == np.floor(grade)).all()):
-        order = np.argsort(query * span + (top - grade))  # integers, exact: one sort
-    else:
-        order = np.lexsort((-grade, query))
-    return pad_rows(grade[order], num_rel)
-
-
-def relevance_rows(j: Joined, evaluated: np.ndarray, *, level: float = 1,
-                   max_docs: int | None = None, judged_only: bool = False,
-                   graded: bool = True, version: int = 9
-                   ) -> tuple[Relevance, np.ndarray, np.ndarray, np.ndarray]:
-    """The :class:`~ragassay.metrics.kernels.Relevance` of the query codes
-    ``evaluated`` (ascending), and per query the number retrieved, relevant, and relevant
-    retrieved. The Relevance carries the judged non-relevant documents (0 <= grade <
-    ``level``) too (:meth:`~ragassay.metrics.kernels.Relevance.with_judged`), and the
-    trec_eval ``version`` whose rules the kernels follow.
-
-    ``max_docs`` keeps each query's top documents (trec_eval ``-M``), then ``judged_only``
-    drops the unjudged and negatively judged ones (``-J``); a grade below ``level`` counts 0
-    (``-l``) unless ``graded`` (nDCG keeps every positive grade as gain, as trec_eval). Only
-    grades >= 1 are kept as hits: every kernel reads a lower grade as 0."""
-    n = len(j.qids)
-    chosen = np.zeros(n, dtype=bool)
-    chosen[evaluated] = True
-    q, g, r = j.hit_q, j.hit_grade, j.hit_rank
-    keep = chosen[q]
-    depth = j.size if max_docs is None else np.minimum(j.size, max_docs)
-    if max_docs is not None:
-        keep &= r < max_docs
-    if judged_only:  # trec_eval drops a negative grade with the unjudged documents
-        keep &= g >= 0
-    q, g, r = q[keep], g[keep], r[keep]
-    if judged_only:  # ranks among the documents kept
-        by_rank = np.lexsort((r, q))
-        q, g = q[by_rank], g[by_rank]
-        first, _ = block_starts(q, n)
-        r = np.arange(len(q)) - first[q]
-        depth = np.bincount(q, minlength=n)
-    qrels_grade = j.qrels_grade
-    raw, nonrel = g, (g >= 0) & (g < level)
-    if not graded:
-        g = np.where(g >= level, g, 0.0)
-        qrels_grade = np.where(qrels_grade >= level, qrels_grade, 0.0)
-    row = np.full(n, -1, dtype=np.int64)
-    row[evaluated] = np.arange(len(evaluated))
-    depths = depth[evaluated]
-    found = g >= 1
-    hit_q, hit_r, hit_g = row[q[found]], r[found], g[found]
-    in_order = by_query_and_rank(hit_q, hit_r)
-    if in_order is not None:
-        hit_q, hit_r, hit_g = hit_q[in_order], hit_r[in_order], hit_g[in_order]
-    rel = chosen[j.qrels_q] & (qrels_grade >= 1)
-    rel_q = j.qrels_q[rel]
-    num_rel_all = np.bincount(rel_q, minlength=n)
-    num_rel = num_rel_all[evaluated]
-    relevance = Relevance(hit_q, hit_r, hit_g, int(depths.max()) if len(depths) else 0,
-                          ideal_grades(rel_q, qrels_grade[rel], num_rel_all)[evaluated],
-                          num_rel.astype(np.float64))
-    non_q, non_r, non_g = row[q[nonrel]], r[nonrel], raw[nonrel]
-    in_order = by_query_and_rank(non_q, non_r)
-    if in_order is not None:
-        non_q, non_r, non_g = non_q[in_order], non_r[in_order], non_g[in_order]
-    pool = raw < 0
-    pool_q, pool_r = row[q[pool]], r[pool]
-    in_order = by_query_and_rank(pool_q, pool_r)
-    if in_order is not None:
-        pool_q, pool_r = pool_q[in_order], pool_r[in_order]
-    judged_nonrel = chosen[j.qrels_q] & (j.qrels_grade >= 0) & (j.qrels_grade < level)
-    relevance.with_judged(non_q, non_r, non_g, pool_q, pool_r,
-                          np.bincount(j.qrels_q[judged_nonrel], minlength=n)[evaluated],
-                          depths, version, np.bincount(
-                              j.qrels_q[chosen[j.qrels_q] & (j.qrels_grade >= level)],
-                              minlength=n)[evaluated])
-    return (relevance, depths, num_rel,
-            np.bincount(hit_q, minlength=len(evaluated)).astype(np.int64))
-
-
-def padded(values: np.ndarray, starts: np.ndarray, sizes: np.ndarray, width: int,
-            fill: float) -> np.ndarray:
-    """The rows of consecutive blocks as a (blocks, width) matrix, ``fill`` after a block's
-    end (a view, no copy, when every block has ``width`` rows)."""
-    if len(values) == len(starts) * width:
-        return values.reshape(len(starts), width)
-    out = np.full((len(starts), width), fill, dtype=values.dtype)
-    place = np.arange(len(values)) - np.repeat(starts, sizes)
-    out[np.repeat(np.arange(len(starts)), sizes), place] = values
-    return out
-
-
-def _search_rows(matrix: np.ndarray, rows: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """``np.searchsorted(matrix[r], v, side="right")`` for each (r, v) of ``rows``/``values``,
-    each row of ``matrix`` sorted ascending: one branch-free binary search for all,
-    log2(width) rounds of one gather each."""
-    width = matrix.shape[1]
-    flat = matrix.reshape(-1)
-    base = rows * width - 1
-    count = np.zeros(len(rows), dtype=np.int64)  # elements known to be <= the value
-    probe, at = np.empty_like(count), np.empty(len(rows), dtype=matrix.dtype)
-    below = np.empty(len(rows), dtype=bool)
-    step = 1 << (width.bit_length() - 1)
-    while step:
-        np.add(count, step, out=probe)
-        np.minimum(probe, width, out=probe)
-        flat.take(np.add(base, probe), out=at)
-        np.less_equal(at, values, out=below)
-        np.copyto(count, probe, where=below)
-        step >>= 1
-    return count
 
 
 def join_grouped(qrels: Table, run: Table, run_queries: np.ndarray | None = None
@@ -492,40 +313,6 @@ def _find(flat: np.ndarray, wanted: np.ndarray, judgment: np.ndarray, block: np.
     return row, judged, blocks
 
 
-def rank_in_rows(scores: np.ndarray, rows: np.ndarray, values: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray]:
-    """For each value of ``rows``/``values`` (a score in that row of ``scores``, a matrix
-    padded with -inf): how many scores of its row are above it (its rank from 0 when it
-    is not tied), and whether another score of its row equals it.
-
-    Rows ascending (the usual order) are done in rounds of :data:`_ROUND` scores, so the
-    sorted copy of each round stays in the cache."""
-    width = scores.shape[1]
-    step = max(1, _ROUND // width)
-    if len(scores) <= step or (len(rows) > 1 and not bool((np.diff(rows) >= 0).all())):
-        return _rank_in_rows(scores, rows, values)
-    rank = np.empty(len(rows), dtype=np.int64)
-    tied = np.empty(len(rows), dtype=bool)
-    edges = np.searchsorted(rows, np.arange(0, len(scores) + step, step))
-    for c, lo in enumerate(range(0, len(scores), step)):
-        a, b = int(edges[c]), int(edges[c + 1])
-        if a < b:
-            rank[a:b], tied[a:b] = _rank_in_rows(scores[lo:lo + step], rows[a:b] - lo,
-                                                 values[a:b])
-    return rank, tied
-
-
-def _rank_in_rows(scores: np.ndarray, rows: np.ndarray, values: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    width = scores.shape[1]
-    ordered = np.sort(scores, axis=1)
-    not_above = _search_rows(ordered, rows, values)  # the padding -inf is below
-    # the scores equal to the value end at not_above: tied when the one before is equal too
-    tied = (not_above >= 2) & (ordered.reshape(-1).take(
-        rows * width + np.maximum(not_above - 2, 0)) == values)
-    return width - not_above, tied
-
-
 def _rank_ties(run: Table, starts: np.ndarray, sizes: np.ndarray, blocks: np.ndarray,
                rows: np.ndarray, rank: np.ndarray, tied: np.ndarray) -> None:
     """Set ``rank`` of ``rows`` (run rows of ``blocks``) in each block where one is
@@ -540,4 +327,3 @@ def _rank_ties(run: Table, starts: np.ndarray, sizes: np.ndarray, blocks: np.nda
     place[order] = np.arange(len(sub)) - first[local[order]]
     redo = np.flatnonzero(np.isin(blocks, tied_blocks))
     rank[redo] = place[np.searchsorted(sub, rows[redo])]
-
