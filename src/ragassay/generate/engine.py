@@ -163,7 +163,8 @@ def generate(corpus: Corpus, client: OpenAICompatClient, options: Options, *,
     t0 = time.perf_counter()
     index = corpus.index
     want = quotas(options.n, options.mix)
-    pending = {k: candidates(k, index, options.seed) for k in KINDS if want.get(k)}
+    used: set[tuple[str, str]] = set()  # the (sentence, answer) pairs asked about
+    pending = {k: candidates(k, index, options.seed, used) for k in KINDS if want.get(k)}
     kept: dict[str, int] = dict.fromkeys(want, 0)
     kept_questions: list[str] = []
     records: list[Record] = []

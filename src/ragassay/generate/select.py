@@ -121,7 +121,9 @@ def answer_tiers(kind: str, sentence: str) -> list[list[tuple[str, str]]]:
         named += [m.group(1) for m in _QUOTED.finditer(sentence)]
         dated = [(s, f) for s, f in with_unit + bare if f in ("date", "year_number")]
         united = [(s, f) for s, f in with_unit if f not in ("date", "year_number")]
+        # a word of a number (its unit) or of a name is no answer of its own
         numbers = [q.span for q in extract_numbers(sentence)]
+        numbers += [m.span() for m in _NAME.finditer(sentence)]
         single = [m.group() for m in _SINGLE_CAP.finditer(sentence) if lang != "ko"
                   and not any(a < m.end() and m.start() < b for a, b in numbers)]
         tiers = [[(s, "term") for s in named], dated, united, [(s, "term") for s in single]]
@@ -158,9 +160,11 @@ def _label_ok(chunk: Chunk, sentence: str, answer: str, index: Index) -> bool:
 
 
 def pick(kind: str, chunk: Chunk, index: Index, seed: int, *,
-         avoid: Chunk | None = None) -> Pick | None:
+         avoid: Chunk | None = None, used: set[tuple[str, str]] | None = None
+         ) -> Pick | None:
     """The seeded pick of a sentence and an answer span of ``chunk`` for ``kind`` (``None``
-    when the chunk has none); ``avoid``: a distractor chunk that must not hold the answer."""
+    when the chunk has none); ``avoid``: a distractor chunk that must not hold the answer;
+    ``used``: (sentence, answer) pairs already asked about, not picked again."""
     rng = random.Random(f"{seed}:{kind}:{chunk.chunk_id}")
     per_tier: list[list[Pick]] = []
     for s in chunk_sentences(chunk):
@@ -169,6 +173,8 @@ def pick(kind: str, chunk: Chunk, index: Index, seed: int, *,
                 per_tier.append([])
             for span, frame in tier:
                 if avoid is not None and contains_term(avoid.text, span):
+                    continue
+                if used is not None and (s, span) in used:
                     continue
                 per_tier[t].append(Pick(chunk.chunk_id, s, span, frame))
     for tier in per_tier:
@@ -194,26 +200,36 @@ def absent_pick(chunk: Chunk, index: Index, seed: int) -> Pick | None:
     return None
 
 
-def picks_for(kind: str, chunks: list[Chunk], index: Index, seed: int) -> list[Pick] | None:
+def picks_for(kind: str, chunks: list[Chunk], index: Index, seed: int,
+              used: set[tuple[str, str]] | None = None) -> list[Pick] | None:
     """The picks of one seed of ``kind`` (:func:`~.sampling.seeds`): one per gold chunk
-    (two for ``two_chunk``), ``None`` when a chunk has none."""
+    (two for ``two_chunk``), ``None`` when a chunk has none left (``used``: see
+    :func:`pick`)."""
     if kind == "unanswerable":
         p = absent_pick(chunks[0], index, seed)
         return None if p is None else [p]
     if kind == "distractor":
-        p = pick(kind, chunks[0], index, seed, avoid=chunks[1])
+        p = pick(kind, chunks[0], index, seed, avoid=chunks[1], used=used)
         return None if p is None else [p]
     if kind == "two_chunk":
-        both = [pick("factoid", c, index, seed) for c in chunks]
+        both = [pick("factoid", c, index, seed, used=used) for c in chunks]
         return None if None in both else [p for p in both if p is not None]
-    p = pick(kind, chunks[0], index, seed)
+    p = pick(kind, chunks[0], index, seed, used=used)
     return None if p is None else [p]
 
 
-def candidates(kind: str, index: Index, seed: int) -> Iterator[tuple[list[Chunk], list[Pick]]]:
+def candidates(kind: str, index: Index, seed: int,
+               used: set[tuple[str, str]] | None = None
+               ) -> Iterator[tuple[list[Chunk], list[Pick]]]:
     """The seeds of ``kind`` in sampling order with their picks; seeds without one are
-    skipped (no call is made for a chunk that holds no usable sentence)."""
+    skipped (no call is made for a chunk that holds no usable sentence).
+
+    ``used`` is shared by the kinds of one generation: a (sentence, answer) pair asked about
+    once is not picked again (a numeric and a factoid item on it would be one question), and
+    every pick is added to it."""
+    used = set() if used is None else used
     for chunks in seeds(kind, index, seed):
-        p = picks_for(kind, chunks, index, seed)
+        p = picks_for(kind, chunks, index, seed, used)
         if p is not None:
+            used.update((x.sentence, x.answer) for x in p if x.frame != "absent")
             yield chunks, p
