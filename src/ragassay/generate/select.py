@@ -94,7 +94,8 @@ def _frame(q_unit: str | None, raw: str, value: object) -> str:
 
 def _numbers(sentence: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(numbers with a unit, bare numbers) of a sentence as (span, frame)."""
-    with_unit, bare = [], []
+    with_unit: list[tuple[str, str]] = []
+    bare: list[tuple[str, str]] = []
     for q in extract_numbers(sentence):
         span = q.raw.strip()
         if not span or number_problem(span, numeric=True) is not None:
@@ -177,9 +178,9 @@ def pick(kind: str, chunk: Chunk, index: Index, seed: int, *,
                 if used is not None and (s, span) in used:
                     continue
                 per_tier[t].append(Pick(chunk.chunk_id, s, span, frame))
-    for tier in per_tier:
-        rng.shuffle(tier)
-        for p in tier:  # the anchoring is the costly part: only until one is ok
+    for picks in per_tier:
+        rng.shuffle(picks)
+        for p in picks:  # the anchoring is the costly part: only until one is ok
             if _label_ok(chunk, p.sentence, p.answer, index):
                 return p
     return None
