@@ -93,7 +93,8 @@ def test_question_phrases_fit_the_answer() -> None:
     assert wh_phrases("en", "month", "12 months") == ("how many months", "how long")
     assert wh_phrases("de", "day", "30 Tagen") == ("wie viele Tagen", "wie vielen Tagen",
                                                    "wie lange")
-    assert wh_phrases("ko", "month", "24개월") == ("몇 개월",)
+    assert wh_phrases("ko", "month", "24개월") == ("몇 개월", "얼마 동안")
+    assert wh_phrases("ko", "day", "하루") == ("얼마 동안",)  # a number word has no unit word
     assert wh_phrases("de", "eur", "4,90 Euro") == ("wie viel",)
     assert wh_phrases("en", "date", "February 7, 2016") == ("when", "what date")
     assert wh_phrases("ko", "term", "PayPal") == ("무엇", "누구", "어디")

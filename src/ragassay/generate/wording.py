@@ -40,7 +40,7 @@ _HOW_MANY: dict[Language, tuple[str, ...]] = {"en": ("how many {}",),
                                               "de": ("wie viele {}", "wie vielen {}"),
                                               "ko": ("몇 {}",)}
 _HOW_LONG: dict[Language, tuple[str, ...]] = {"en": ("how long",), "de": ("wie lange",),
-                                              "ko": ()}
+                                              "ko": ("얼마 동안",)}
 
 
 def wh_phrases(language: Language, frame: str, answer: str) -> tuple[str, ...]:
@@ -57,6 +57,8 @@ def wh_phrases(language: Language, frame: str, answer: str) -> tuple[str, ...]:
     if frame in fixed:
         return fixed[frame]
     unit = _UNIT_WORD.search(answer)
+    if unit is not None and unit.group(1) == answer.strip():  # a number word (하루): no unit
+        unit = None
     many = tuple(w.format(unit.group(1)) for w in _HOW_MANY[language]) if unit else ()
     if frame in _DURATION:
         many += _HOW_LONG[language]
