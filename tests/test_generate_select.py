@@ -110,7 +110,8 @@ def test_the_question_grammar_is_the_sentence_with_a_question_phrase() -> None:
     ko = Pick("c", "보증기간은 검수 완료일로부터 24개월로 한다.", "24개월", "month")
     pattern = question_pattern("numeric", [ko], "ko")
     assert re.fullmatch(pattern, "보증기간은 몇 개월인가요?")  # a question ending instead
-    assert re.fullmatch(pattern, "보증기간은 검수 완료일로부터 몇 개월로 한다?")  # the particle stays
+    # or the sentence's end, the particle glued to the question phrase
+    assert re.fullmatch(pattern, "보증기간은 검수 완료일로부터 몇 개월로 한다?")
     en = Pick("c", "The warranty period is 12 months from acceptance.", "12 months", "month")
     pattern = question_pattern("numeric", [en], "en")
     assert re.fullmatch(pattern, "The warranty period is how long?")
@@ -133,7 +134,8 @@ def test_prompts_are_in_the_documents_language() -> None:
     assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user"]
     assert msgs[0]["content"].startswith("당신은") and msgs[-1]["content"] == (
         "문장: 보증기간은 검수 완료일로부터 24개월로 한다.\n답: 24개월")
-    assert json.loads(msgs[2]["content"]) == {"question": "보증기간은 검수 완료일로부터 몇 개월인가요?"}
+    assert json.loads(msgs[2]["content"]) == {
+        "question": "보증기간은 검수 완료일로부터 몇 개월인가요?"}
 
 
 def test_a_reply_with_the_question_only_takes_the_picks() -> None:
