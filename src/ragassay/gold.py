@@ -470,7 +470,7 @@ def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
     Holders in other documents than the anchored one are ``candidates``, never gold. The
     search goes through look-ups built once per store (:class:`_AnchorTexts`), so a label
     costs the chunks that could hold it, not every chunk; the result is that of checking
-    every chunk in that order (``tests/test_anchor_index.py``).
+    every chunk in that order (``tests/unit/test_anchor_index.py``).
     """
     if not (label.support_claim or label.required_terms):
         if index.has(label.chunk_id):

@@ -13,9 +13,9 @@ and makes no request. ``HOME`` is changed only while ``ray.init`` starts the pro
 (they, and the workers the raylet starts later, keep it); Ray's auth token is written into
 that folder too, not into the user's home. The folder is removed when this process exits.
 
-Verified with strace in a loopback-only network namespace (``tests/test_ray_network.py``)
-for the Ray releases in :data:`VERIFIED_RAY`; another release is refused, since a change
-inside Ray could bring the probe back.
+Verified with strace in a loopback-only network namespace
+(``tests/integration/test_ray_network.py``) for the Ray releases in :data:`VERIFIED_RAY`;
+another release is refused, since a change inside Ray could bring the probe back.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from .errors import InputError
 
@@ -82,3 +83,31 @@ def start_local_ray(cpus: int) -> None:
             os.environ.pop("HOME", None)
         else:
             os.environ["HOME"] = home
+    quiet_raylet_errors()
+
+
+_log = logging.getLogger("ragassay")
+
+
+def quiet_raylet_errors() -> None:
+    """Keep the errors Ray's raylets publish off this process's stdout. Ray's driver prints
+    each one there (``(raylet) A worker died or was killed ...``, a paragraph on one line),
+    where it would mix with a command's output (``--format json``) and come beside
+    ragassay's own line for the same fault (a lost worker: exit 2, see
+    :class:`ragassay.executor.WorkerLost`); they go to the debug log instead. Ray's other
+    output is printed as before. Installed once, for the Ray sessions ragassay starts."""
+    from ray._private import worker
+
+    printer = worker.print_to_stdstream
+    if getattr(printer, "ragassay_quiet", False):
+        return
+
+    def quiet(data: dict[str, Any], ignore_prefix: bool) -> None:
+        if data.get("pid") == "raylet":
+            _log.debug("ray: %s", " ".join(map(str, data.get("lines", ()))))
+            return
+        printer(data, ignore_prefix)
+
+    quiet.ragassay_quiet = True  # type: ignore[attr-defined]
+    # the driver's error listener looks the printer up in its module at each message
+    worker.print_to_stdstream = quiet

@@ -69,7 +69,7 @@ def count_tokens(text: str) -> int:
     tokenizer never joins two characters into one token), each part's count cached: a
     prompt is mostly chunks that other prompts hold too, and encoding them again was most
     of the cost of counting. The sum is the count of the whole text
-    (``tests/test_token_count.py`` checks it against encoding the whole).
+    (``tests/unit/test_token_count.py`` checks it against encoding the whole).
     """
     if not text:
         return 0

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from builders import ROOT
 from openai_server import FakeOpenAIServer
 from typer.testing import CliRunner
 
@@ -25,7 +26,6 @@ from ragassay.cli import app
 from ragassay.endpoint import EndpointConfig, EndpointError, OpenAICompatClient, redact_text
 from ragassay.system import HttpSystem, SystemConfig
 
-ROOT = Path(__file__).resolve().parents[1]
 MESSAGES = [{"role": "user", "content": "Question: What is the fee?"}]
 CHAT = {"choices": [{"message": {"content": "It is 4 euros."}}], "model": "m"}
 runner = CliRunner()

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from builders import ROOT
 
 # The sessions run in this process, and pytester forgets the modules a session imported;
 # numpy cannot be imported twice, so the evaluation is imported here, once.
@@ -20,7 +21,7 @@ from ragassay.testing import evaluate_config
 
 pytest_plugins = ["pytester"]
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "shop_faq_de"
+EXAMPLE = ROOT / "examples" / "shop_faq_de"
 # this module imported the plugin already, so pytest cannot rewrite its asserts (it has none)
 PLUGIN = ("-p", "ragassay.testing", "-W", "ignore::pytest.PytestAssertRewriteWarning")
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
+from builders import ROOT
 from openai_server import FakeOpenAIServer
 from typer.testing import CliRunner
 
@@ -21,7 +22,6 @@ from ragassay.config import load_config
 from ragassay.system import HttpSystem, SystemConfig
 from ragassay.system.baseline_server import BaselineSystem, make_server
 
-ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples/http_system"
 runner = CliRunner()
 

@@ -16,11 +16,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from builders import ROOT
 
 from ragassay.config import load_config
 from ragassay.run import run_evaluation
 
-FIXTURE = Path(__file__).resolve().parents[1] / "examples" / "text_system"
+FIXTURE = ROOT / "examples" / "text_system"
 SENTENCES = ["The fee is 4 euros per month.", "Payment is due on the first day of the month.",
              "Refunds are paid within 14 days.", "The warranty lasts 2 years.",
              "Shipping takes 3 days within the country."]

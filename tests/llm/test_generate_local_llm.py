@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from builders import ROOT
 from generated_set import write_docs
 from test_local_llm import decoded_tokens
 from typer.testing import CliRunner
@@ -21,7 +22,6 @@ from ragassay.cli import app
 from ragassay.generate import DROP_REASONS, question_language
 from ragassay.localserver import ServerProcess
 
-ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import ROOT
 from typer.testing import CliRunner
 
 from ragassay.cli import app
@@ -21,7 +22,7 @@ from ragassay.errors import NOT_MEASURED
 from ragassay.run import run_evaluation
 from ragassay.system import ReplyPaths, SystemConfig, fill_request, read_reply
 
-FIXTURE = Path(__file__).resolve().parents[1] / "examples" / "text_system"
+FIXTURE = ROOT / "examples" / "text_system"
 runner = CliRunner()
 
 

@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import ROOT
 from typer.testing import CliRunner
 
 from ragassay.cli import app
 from ragassay.termsafe import UNSAFE
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "shop_faq_de"
+EXAMPLE = ROOT / "examples" / "shop_faq_de"
 runner = CliRunner()
 
 

@@ -12,7 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from builders import ROOT
+
 SAMPLES = ROOT / "examples" / "squad_sample"
 
 

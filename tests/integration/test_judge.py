@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import ROOT
 from hypothesis import given
 from hypothesis import strategies as st
 from openai_server import FakeOpenAIServer
@@ -27,7 +28,7 @@ from ragassay.judge import (
 from ragassay.judgecheck import cohen_kappa, judge_check
 from ragassay.schema import Answer, Chunk
 
-LABELLED = Path(__file__).resolve().parents[1] / "data" / "judge" / "labelled.jsonl"
+LABELLED = ROOT / "data" / "judge" / "labelled.jsonl"
 
 
 def judge(server: FakeOpenAIServer, **cfg: Any) -> Judge:

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from builders import ROOT
 from typer.testing import CliRunner
 
 from ragassay.cli import app
@@ -437,11 +438,10 @@ def contract_set(tmp: Path, *, answerable: int, unanswerable: int, top_k: int = 
 
 def contract(config: Path, *args: str) -> SimpleNamespace:
     """The contract command, as a user runs it."""
-    root = Path(__file__).resolve().parents[1]
     proc = subprocess.run([sys.executable, "-m", "eval.naive_rag.run_eval", "--config",
-                           str(config), *args], cwd=root, capture_output=True, text=True,
+                           str(config), *args], cwd=ROOT, capture_output=True, text=True,
                           timeout=300, env={**os.environ, "COLUMNS": "200", "PYTHONPATH":
-                                            os.pathsep.join([str(root / "src"), str(root)])})
+                                            os.pathsep.join([str(ROOT / "src"), str(ROOT)])})
     return SimpleNamespace(exit_code=proc.returncode, output=proc.stdout + proc.stderr)
 
 

@@ -244,12 +244,12 @@ def test_rows_of_every_chunk_in_one_array(kind: str, tmp_path: Path,
     Ray's actors, written in place by the workers into a file this process maps, which is
     gone afterwards), the same on every executor; a unit returning the wrong shape is an
     error; map_chunks gives one result per chunk."""
-    import ragassay.executor
+    import ragassay.executor.process
 
     _needs(kind, request)
 
     files: list[int] = []  # the sizes of the array files made
-    monkeypatch.setattr(ragassay.executor, "_rows_folder",
+    monkeypatch.setattr(ragassay.executor.process, "rows_folder",
                         lambda size, fallback: files.append(size) or tmp_path)
     chunks = [[1, 2, 3], [4], [5, 6]]
     with open_executor(kind, 2) as ex:
@@ -285,7 +285,7 @@ def test_models_travel_whole_and_keep_their_own_pickling() -> None:
     """What a unit's chunk and results travel as: a pydantic model rebuilt with its fields,
     the fields that were set, and its private attributes; a model that pickles itself its
     own way keeps it."""
-    from ragassay.executor import _dumps
+    from ragassay.executor.travel import dumps
     from ragassay.schema import Answer, Citation, Usage
 
     tagged = _Tagged(name="q1", scores={"recall@5": 0.5})
@@ -294,7 +294,7 @@ def test_models_travel_whole_and_keep_their_own_pickling() -> None:
                     citations=[Citation(chunk_id="a::chunk-001")])
     answer._line = 7  # the line a record was read from (for errors found later)
     usage = Usage(prompt_tokens=12, source="counted")  # an extra key
-    back = pickle.loads(_dumps([tagged, answer, usage, (tagged, None)]))
+    back = pickle.loads(dumps([tagged, answer, usage, (tagged, None)]))
     assert back[0] == tagged and back[0]._note == "kept"
     assert back[0].model_fields_set == {"name", "scores"}
     assert back[1] == answer and back[1]._line == 7
@@ -303,7 +303,7 @@ def test_models_travel_whole_and_keep_their_own_pickling() -> None:
     assert back[2].model_dump() == {"prompt_tokens": 12, "completion_tokens": 0,
                                     "source": "counted"}
     assert back[3][0] is back[0]  # one object sent once
-    assert pickle.loads(_dumps(_OwnPickling(value=1))).value == 2
+    assert pickle.loads(dumps(_OwnPickling(value=1))).value == 2
 
 
 def _blas_threads(shared: object, chunk: list[int]) -> list[int]:

@@ -10,6 +10,7 @@ import socket
 from pathlib import Path
 
 import pytest
+from builders import ROOT
 from generated_set import GOOD, factoid_order, numeric_replies, script, write_docs
 from openai_server import FakeOpenAIServer
 from typer.testing import CliRunner
@@ -18,7 +19,6 @@ from ragassay.cli import app
 from ragassay.endpoint import EndpointConfig, OpenAICompatClient
 from ragassay.generate import generate_set
 
-ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()
 
 

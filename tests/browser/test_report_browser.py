@@ -4,14 +4,12 @@ Debian chromedriver (``/usr/bin/chromedriver``, never downloaded). The fixture r
 no console error, show the totals of ``metrics.json``, filter, sort, and open a question with
 its chunk texts. Skipped, with the reason, when chromium, chromedriver or selenium is missing.
 
-``RAGASSAY_SCREENSHOTS=docs/screenshots`` writes a screenshot of each page there (the ones
-in the repository were made that way); otherwise they go to a temporary folder.
+The screenshots of these pages in docs/screenshots are made by ``scripts/screenshots.py``.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -67,14 +65,6 @@ def driver() -> Iterator[Any]:
         drv.quit()
 
 
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = os.environ.get("RAGASSAY_SCREENSHOTS")
-    path = Path(folder) if folder else tmp_path_factory.mktemp("screenshots")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
 def load(driver: Any, page: Path) -> None:
     driver.get(page.as_uri())
     WebDriverWait(driver, 30).until(lambda d: d.execute_script(
@@ -94,26 +84,11 @@ def visible_rows(driver: Any) -> list[dict[str, Any]]:
                 fail:b.classList.contains('fail')};});""")
 
 
-def screenshot(driver: Any, path: Path, height: int) -> None:
-    """The top of the page, ``height`` pixels tall (as a 256-colour PNG when Pillow is there,
-    to keep it small)."""
-    driver.set_window_size(1280, height)
-    driver.execute_script("window.scrollTo(0, 0)")
-    driver.save_screenshot(str(path))
-    try:
-        from PIL import Image
-    except ImportError:  # pragma: no cover
-        return
-    with Image.open(path) as img:
-        img.convert("RGB").quantize(256).save(path, optimize=True)
-    assert path.stat().st_size < 400_000, f"{path} is {path.stat().st_size} bytes"
-
-
 def totals_line(run_dir: Path) -> str:
     return read_run_folder(run_dir).totals.line()
 
 
-def test_fixture_report(runs: dict[str, Path], driver: Any, shots: Path) -> None:
+def test_fixture_report(runs: dict[str, Path], driver: Any) -> None:
     run_dir = runs["fixture"]
     metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
     load(driver, run_dir / "report.html")
@@ -160,11 +135,9 @@ def test_fixture_report(runs: dict[str, Path], driver: Any, shots: Path) -> None
     assert driver.find_elements(By.CSS_SELECTOR, "tr.cut") or len(
         result.questions[0].retrieved) <= result.totals.k
     assert driver.get_log("browser") == []
-    screenshot(driver, shots / "report-fixture.png", 2200)
 
 
-def test_generated_report_of_2000_questions(runs: dict[str, Path], driver: Any,
-                                            shots: Path) -> None:
+def test_generated_report_of_2000_questions(runs: dict[str, Path], driver: Any) -> None:
     run_dir = runs["gen"]
     page = run_dir / "report.html"
     assert page.stat().st_size < 2_000_000
@@ -189,10 +162,9 @@ def test_generated_report_of_2000_questions(runs: dict[str, Path], driver: Any,
     driver.execute_script("var e=document.getElementById('f-text');e.value='';"
                           "e.dispatchEvent(new Event('input'))")
     assert driver.get_log("browser") == []
-    screenshot(driver, shots / "report-2000.png", 1800)
 
 
-def test_comparison_page(runs: dict[str, Path], driver: Any, shots: Path) -> None:
+def test_comparison_page(runs: dict[str, Path], driver: Any) -> None:
     page = runs["compare"]
     driver.set_window_size(1280, 1000)
     load(driver, page)
@@ -231,7 +203,6 @@ def test_comparison_page(runs: dict[str, Path], driver: Any, shots: Path) -> Non
     chunk.find_element(By.TAG_NAME, "summary").click()
     assert len(chunk.find_element(By.CSS_SELECTOR, "pre.ctext").text) > 20
     assert driver.get_log("browser") == []
-    screenshot(driver, shots / "compare-fixture-k3.png", 2400)
 
 
 def test_page_without_javascript_shows_the_summary(runs: dict[str, Path],

@@ -18,8 +18,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from builders import ROOT
 
 
 def _env() -> dict[str, str]:

@@ -7,9 +7,11 @@ import statistics
 import sys
 from pathlib import Path
 
+from builders import ROOT
+
 from ragassay.importers.squad import read_squad
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+sys.path.insert(0, str(ROOT / "bench"))
 from scale import squad_file  # noqa: E402
 
 
