@@ -109,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-tokens", type=int, default=320)
     p.add_argument("--out", type=Path, default=ROOT / "experiments/bench/generate")
     p.add_argument("--sets", default="squad_en,korquad_ko,shop_de")
+    p.add_argument("--write-docs", action="store_true",
+                   help="write the table into docs/benchmarks.md (bench/docs_table.py)")
     args = p.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     work = args.out / "sources"
@@ -123,15 +125,25 @@ def main(argv: list[str] | None = None) -> int:
     with open("/proc/loadavg", encoding="ascii") as fh:
         print(f"load average before: {fh.read().split()[:3]}", file=sys.stderr)
     rows = [measure(name, sources[name](), args.out, args) for name in args.sets.split(",")]
-    print("| set | kept / candidates | kept / asked | lang | dup | audit ok | 2nd call | "
-          "unans+distr | kinds | tokens/kept | s/kept |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    lines = ["| set | kept / candidates | kept / asked | lang | dup | audit ok | 2nd call | "
+             "unans+distr | kinds | tokens/kept | s/kept |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        print(f"| {r['set']} | {r['kept']}/{r['candidates']} | {r['kept']}/{r['asked']} | "
-              f"{pct(r.get('lang'))} | {pct(r.get('dup'))} | {pct(r.get('audit_ok'))} | "
-              f"{pct(r.get('second_call'))} | {pct(r.get('unans_distr'))} | "
-              f"{r.get('kinds', {})} | {r.get('tokens_per_kept', '—')} | "
-              f"{r.get('seconds_per_kept', '—')} |")
+        kinds = ", ".join(f"{k} {v}" for k, v in r.get("kinds", {}).items()) or "—"
+        lines.append(
+            f"| {r['set']} | {r['kept']}/{r['candidates']} | {r['kept']}/{r['asked']} | "
+            f"{pct(r.get('lang'))} | {pct(r.get('dup'))} | {pct(r.get('audit_ok'))} | "
+            f"{pct(r.get('second_call'))} | {pct(r.get('unans_distr'))} | {kinds} | "
+            f"{r.get('tokens_per_kept', '—')} | {r.get('seconds_per_kept', '—')} |")
+    models = sorted({m for r in rows for m in r["model"].get("reply_models", [])})
+    lines.append(f"\nModel: {', '.join(models) or '—'}; total kept "
+                 f"{sum(r['kept'] for r in rows)}.")
+    print("\n".join(lines))
+    if args.write_docs:
+        sys.path.insert(0, str(ROOT / "bench"))
+        import docs_table  # bench/docs_table.py, beside this script
+
+        docs_table.write("bench/generate_quality.py", "\n".join(lines))
     (args.out / "results.json").write_text(json.dumps(rows, indent=2, ensure_ascii=False),
                                            encoding="utf-8")
     with open("/proc/loadavg", encoding="ascii") as fh:

@@ -12,7 +12,8 @@ from pathlib import Path
 from openai_server import FakeOpenAIServer
 
 from ragassay.anchor import anchor_label
-from ragassay.generate.sampling import load_corpus, seeds
+from ragassay.generate.sampling import load_corpus
+from ragassay.generate.select import candidates
 from ragassay.metrics.numbers import extract_numbers
 from ragassay.schema import GoldEvidence
 from ragassay.text import content_words, guess_language, split_sentences
@@ -60,9 +61,10 @@ def script(server: FakeOpenAIServer, order: list[str],
 
 
 def factoid_order(docs: Path, seed: int = 0) -> list[str]:
-    """The chunk ids in the order generate samples them for factoid items."""
+    """The chunk ids in the order generate asks about them for factoid items (the sampling
+    order, without the chunks that hold no sentence to pick)."""
     corpus = load_corpus(docs)
-    return [chunks[0].chunk_id for chunks in seeds("factoid", corpus.index, seed)]
+    return [chunks[0].chunk_id for chunks, _ in candidates("factoid", corpus.index, seed)]
 
 
 _QUESTION = {"ko": "{}에 대한 값은 무엇인가요?", "de": "Welcher Wert gilt für {}?",
@@ -79,24 +81,33 @@ def numeric_replies(docs: Path, n: int, seed: int = 0, kind: str = "factoid"
                     ) -> tuple[list[str], dict[str, tuple[object, object | None]]]:
     """For the first round of ``n`` items of ``kind`` (``2n`` seeds) of any documents folder
     (``data/raw``): per seed, a reply asking, in the chunk's language, for a number of a
-    sentence that only this chunk holds, and the second call answering it."""
+    sentence that only this chunk holds (the question only when the engine picked such a
+    number itself, else with its own sentence and answer), and the second call answering it."""
     corpus = load_corpus(docs)
     order, replies = [], {}
-    for chunks in seeds(kind, corpus.index, seed):
+    for chunks, picks in candidates(kind, corpus.index, seed):
         c = chunks[0]
         order.append(c.chunk_id)
         replies[c.chunk_id] = ("no sentence with a number here", None)
-        for a, b in split_sentences(c.text):
-            sentence = c.text[a:b]
-            numbers = [q for q in extract_numbers(sentence) if q.unit not in ("date", "time")]
-            label = GoldEvidence(chunk_id=c.chunk_id, doc_id=c.doc_id, support_claim=sentence)
-            if numbers and anchor_label(label, corpus.index).status == "ok":
-                answer = numbers[0].raw
-                replies[c.chunk_id] = ({"question": _question(sentence, answer,
-                                                                guess_language(c.text)),
-                                        "answer": answer, "sentence": sentence},
-                                       {"answer": answer})
-                break
+        p = picks[0]
+        if [q for q in extract_numbers(p.answer) if q.unit not in ("date", "time")]:
+            replies[c.chunk_id] = ({"question": _question(p.sentence, p.answer,
+                                                            guess_language(c.text))},
+                                   {"answer": p.answer})
+        else:
+            for a, b in split_sentences(c.text):
+                sentence = c.text[a:b]
+                numbers = [q for q in extract_numbers(sentence)
+                           if q.unit not in ("date", "time")]
+                label = GoldEvidence(chunk_id=c.chunk_id, doc_id=c.doc_id,
+                                     support_claim=sentence)
+                if numbers and anchor_label(label, corpus.index).status == "ok":
+                    answer = numbers[0].raw
+                    replies[c.chunk_id] = ({"question": _question(sentence, answer,
+                                                                    guess_language(c.text)),
+                                            "answer": answer, "sentence": sentence},
+                                           {"answer": answer})
+                    break
         if len(order) == 2 * n:
             break
     return order, replies

@@ -170,6 +170,11 @@ def test_not_answerable_from_chunk_matching() -> None:
     assert not answers_match(["Denver Broncos"], "Denver")  # less than half of it
     assert answers_match(["4,90 Euro", "50 Euro"], "4,90 Euro, kostenlos ab 50 Euro")
     assert not answers_match(["4,90 Euro", "50 Euro"], "4,90 Euro")
+    # numbers compare by the number reader: the same value in the same unit
+    assert answers_match(["24 Monate"], "24 months")
+    assert answers_match(["4,90 Euro"], "4.90 EUR")
+    assert not answers_match(["24 Monate"], "24 weeks")
+    assert not answers_match(["24 Monaten"], "Monaten")  # the piece drops the number
 
 
 def test_near_duplicate_threshold_by_hand() -> None:

@@ -2,6 +2,8 @@
 reviewed by a person (``ragassay generate``; docs/generate.md).
 
 One module per concept: :mod:`.sampling` (the corpus, kinds, mix, seeded sampling),
+:mod:`.select` (the support sentence and answer span the engine picks), :mod:`.wording`
+(the prompts' words per language), :mod:`.grammar` (the question's pattern),
 :mod:`.prompts` (the calls, their JSON schemas, reading replies), :mod:`.checks` (the
 deterministic checks and drop reasons), :mod:`.engine` (the loop), :mod:`.output` (the set
 folder, ``generation.json``), :mod:`.review` / :mod:`.review_script` (``generation.html``),

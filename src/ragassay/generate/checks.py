@@ -236,18 +236,33 @@ _ALL_STOP = frozenset().union(*STOPWORDS.values())
 
 
 def answers_match(expected: Sequence[str], reply: str) -> bool:
-    """Whether a second call's answer ``reply`` matches the item's answer parts: every part
-    is in the reply (:func:`contains_term`), or, for a one-part answer, the reply is a part
-    of the answer holding at least half of its characters (``24개월`` for ``24개월간``). A blank
-    reply never matches."""
+    """Whether a second call's answer ``reply`` matches the item's answer parts:
+
+    - every part is in the reply (:func:`contains_term`, after the normalisation anchoring
+      uses), or
+    - for a one-part answer, the reply is a piece of the answer holding at least half of its
+      characters (``Denver Broncos`` for ``the Denver Broncos``) and every number of the
+      answer (``24개월`` for ``24개월간``; not ``Monaten`` for ``24 Monaten``), or
+    - for a one-part answer holding numbers, the reply holds the same numbers by the number
+      reader: equal values in the same unit (``24 months`` for ``24 Monate``).
+
+    A blank reply never matches."""
     if not reply.strip():
         return False
     if all(contains_term(reply, part) for part in expected):
         return True
-    if len(expected) == 1:
-        short, full = squash(reply), squash(expected[0])
-        return contains_term(expected[0], reply) and 2 * len(short) >= len(full)
-    return False
+    if len(expected) != 1:
+        return False
+    short, full = squash(reply), squash(expected[0])
+    wanted = _values(expected[0])
+    same_numbers = not wanted - _values(reply)
+    if contains_term(expected[0], reply) and 2 * len(short) >= len(full) and same_numbers:
+        return True
+    return bool(wanted) and same_numbers
+
+
+def _values(text: str) -> set[tuple[object, str | None]]:
+    return {(q.value, q.unit) for q in extract_numbers(text)}
 
 
 def near_duplicate(question: str, kept: Sequence[str]) -> Drop | None:

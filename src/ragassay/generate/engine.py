@@ -1,4 +1,9 @@
-"""The generation loop: sample, propose (one call), check, answer again (a second call), keep.
+"""The generation loop: sample, pick, propose (one call), check, answer again (a second call),
+keep.
+
+Each seed of :func:`~.sampling.seeds` gets its support sentence(s) and answer span(s) picked
+deterministically (:func:`~.select.candidates`; a seed without one is skipped, no call made);
+the model is asked only for the question.
 
 Rounds, until every kind has its quota (:func:`~.sampling.quotas`) or the candidate budget
 (``oversample · n``) or the chunks run out: each round takes, per kind still short, twice the
@@ -36,13 +41,14 @@ from .checks import (
 )
 from .prompts import (
     ANSWER_FORMAT,
-    FORMATS,
     answer_messages,
+    proposal_format,
     proposal_messages,
     read_answer,
     read_fields,
 )
-from .sampling import DEFAULT_MIX, KINDS, Corpus, quotas, seeds
+from .sampling import DEFAULT_MIX, KINDS, Corpus, quotas
+from .select import Pick, candidates
 
 OVERSAMPLE = 4
 
@@ -157,7 +163,8 @@ def generate(corpus: Corpus, client: OpenAICompatClient, options: Options, *,
     t0 = time.perf_counter()
     index = corpus.index
     want = quotas(options.n, options.mix)
-    pending = {k: seeds(k, index, options.seed) for k in KINDS if want.get(k)}
+    used: set[tuple[str, str]] = set()  # the (sentence, answer) pairs asked about
+    pending = {k: candidates(k, index, options.seed, used) for k in KINDS if want.get(k)}
     kept: dict[str, int] = dict.fromkeys(want, 0)
     kept_questions: list[str] = []
     records: list[Record] = []
@@ -172,6 +179,9 @@ def generate(corpus: Corpus, client: OpenAICompatClient, options: Options, *,
         result = client.chat(messages, **params)
         return result, messages
 
+    def texts(chunk_ids: list[str]) -> list[str]:
+        return [index.chunk(c).text for c in chunk_ids]
+
     def done(results: list[Any]) -> None:
         for r in results:
             if not isinstance(r, EndpointError):
@@ -180,32 +190,33 @@ def generate(corpus: Corpus, client: OpenAICompatClient, options: Options, *,
             progress(len(results))
 
     while budget > 0 and stopped is None:
-        batch: list[tuple[str, list[Chunk]]] = []
+        batch: list[tuple[str, list[Chunk], list[Pick]]] = []
         for kind in pending:
             need = want[kind] - kept[kind]
             for _ in range(min(2 * need, budget - len(batch)) if need > 0 else 0):
-                chunks = next(pending[kind], None)
-                if chunks is None:
+                seed = next(pending[kind], None)
+                if seed is None:
                     break
-                batch.append((kind, chunks))
+                batch.append((kind, *seed))
         if not batch:
             break
         budget -= len(batch)
-        asks = [proposal_messages(k, [c.text for c in chunks],
-                                  document_language(chunks[0].text)) for k, chunks in batch]
-        replies = map_bounded(lambda job: call(job[0], FORMATS[job[1]]),
-                              [(m, k) for m, (k, _) in zip(asks, batch, strict=True)],
-                              concurrency, deadline)
+        jobs = []
+        for kind, chunks, picks in batch:
+            lang = document_language(chunks[0].text)
+            jobs.append((proposal_messages(kind, picks, lang),
+                         proposal_format(kind, picks, lang)))
+        replies = map_bounded(lambda job: call(*job), jobs, concurrency, deadline)
         done(replies)
         fresh: list[Record] = []
-        for (kind, chunks), reply in zip(batch, replies, strict=True):
+        for (kind, chunks, picks), reply in zip(batch, replies, strict=True):
             item_id = f"c{len(records) + len(fresh) + 1:04d}"
             if isinstance(reply, EndpointError):
                 rec = Record(Candidate(item_id, kind, [c.chunk_id for c in chunks], ""),
                              drop=Drop("endpoint_error", str(reply)))
             else:
                 text = reply[0].text
-                fields = read_fields(text, kind)
+                fields = read_fields(text, kind, picks)
                 if fields is None:
                     rec = Record(Candidate(item_id, kind, [c.chunk_id for c in chunks], ""),
                                  drop=Drop("unparsable_reply", text[:300]), replies=[text])
@@ -215,8 +226,8 @@ def generate(corpus: Corpus, client: OpenAICompatClient, options: Options, *,
             fresh.append(rec)
         second = [r for r in fresh if r.drop is None and r.candidate.kind != "unanswerable"]
         checks = map_bounded(
-            lambda r: call(answer_messages(r.candidate.question,
-                                           [index.chunk(c).text for c in r.candidate.chunk_ids]),
+            lambda r: call(answer_messages(r.candidate.question, texts(r.candidate.chunk_ids),
+                                           document_language(texts(r.candidate.chunk_ids)[0])),
                            ANSWER_FORMAT), second, concurrency, deadline)
         done(checks)
         for r, res in zip(second, checks, strict=True):
