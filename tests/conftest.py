@@ -22,8 +22,10 @@ the llama.cpp server) start once per worker that needs them, each on a free port
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -135,3 +137,25 @@ def local_llm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProces
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def local_ray() -> Iterator[None]:
+    """One local Ray for the session (2 CPUs, on 127.0.0.1), shared by every test module that
+    uses the ray executor: a second ``ray.init`` in one process is refused."""
+    if importlib.util.find_spec("ray") is None:
+        pytest.skip("the ray extra is not installed (pip install -e '.[ray]')")
+    import ray  # imported first, as a user's program may have: the start must not care
+    from ray import cloudpickle
+
+    from ragassay.localray import start_local_ray
+
+    start_local_ray(2)
+    # test modules are not importable in Ray's workers: their functions travel by value
+    for name, module in list(sys.modules.items()):
+        if name.startswith("test_") and module is not None:
+            cloudpickle.register_pickle_by_value(module)
+    try:
+        yield
+    finally:
+        ray.shutdown()

@@ -10,8 +10,6 @@ import json
 import os
 import pickle
 import re
-import sys
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -43,26 +41,6 @@ OTHER_EXECUTORS = [("process", 1), ("process", 2), pytest.param("ray", 1, marks=
                    pytest.param("ray", 2, marks=RAY)]
 # Timings: metrics.json → timings, and each answer's latency (answers.jsonl, the report).
 LATENCY = re.compile(r'"latency_ms": ?\{[^}]*\}')
-
-
-@pytest.fixture(scope="session")
-def local_ray() -> Iterator[None]:
-    """A local Ray for the session (2 CPUs, on 127.0.0.1); the ray executors use it."""
-    if not HAS_RAY:
-        pytest.skip("the ray extra is not installed (pip install -e '.[ray]')")
-    import ray  # imported first, as a user's program may have: the start must not care
-    from ray import cloudpickle
-
-    from ragassay.localray import start_local_ray
-
-    start_local_ray(2)
-
-    # this test module is not importable in Ray's workers: its functions travel by value
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    try:
-        yield
-    finally:
-        ray.shutdown()
 
 
 def _needs(kind: str, request: pytest.FixtureRequest) -> None:

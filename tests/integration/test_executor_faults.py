@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from builders import ROOT
-from test_executor import HAS_RAY, local_ray  # noqa: F401  (the session's local Ray)
+from test_executor import HAS_RAY
 
 from ragassay.errors import InputError
 from ragassay.executor import ProcessExecutor, WorkerLost, open_executor
@@ -143,7 +143,7 @@ def test_a_lost_worker_process_fails_this_map_and_every_later_one() -> None:
 
 
 @pytest.fixture()
-def ray_units(local_ray: None) -> Iterator[None]:  # noqa: F811
+def ray_units(local_ray: None) -> Iterator[None]:
     # this test module is not importable in Ray's workers: its functions travel by value
     from ray import cloudpickle
 
@@ -174,7 +174,7 @@ def test_a_lost_ray_actor_fails_the_run_as_bad_input(ray_units: None, unit: obje
             ex.map(_same, [1, 2], None, chunk_size=1)
 
 
-def test_the_raylets_errors_stay_off_stdout(local_ray: None,  # noqa: F811
+def test_the_raylets_errors_stay_off_stdout(local_ray: None,
                                             capfd: pytest.CaptureFixture[str]) -> None:
     """What Ray's driver prints when a raylet reports a worker's death (as Ray's error
     listener calls it) goes to the debug log, not to stdout beside a command's output."""
