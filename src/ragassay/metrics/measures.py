@@ -1,5 +1,5 @@
 """The measure vocabulary: every measure ragassay reports, its one name, formula and kernel
-(490 lines: the table lists every measure once, trec_eval's all_trec set included).
+(about 500 lines: the table lists every measure once, trec_eval's all_trec set included).
 
 A measure is a value, :class:`Measure`: a family from the table below and, where the family
 takes one, a cutoff. Its one canonical text is ``<family>_at_<k>`` or ``<family>``

@@ -1,4 +1,4 @@
-"""The columnar TREC file reader (580 lines: the block parser and its exact number reader
+"""The columnar TREC file reader (about 580 lines: the block parser and its exact number reader
 belong together): qrels and run files read into numpy columns without a Python object per
 line.
 
