@@ -181,28 +181,17 @@ class Judge:
                     "raw": NO_SOURCE, "attempts": 0, "usage": usage, "cached": False}
         messages: list[dict[str, str]] = judge_messages(claim, sources, question)
         request = {"response_format": RESPONSE_FORMAT, "max_tokens": REPLY_TOKENS, **params}
-        reason = ""
-        cached = True
-        for attempt in (1, 2):
-            result = self.client.chat(messages, **request)
-            _add_usage(usage, result.usage)
-            cached = cached and result.cached
-            try:
-                reply = parse_reply(result.text)
-            except ValueError as exc:
-                reason = str(exc)
-                # once more, with what was wrong
-                messages = [*messages, {"role": "assistant", "content": result.text[:2000]},
-                            {"role": "user", "content": f"That reply is invalid: {reason}. "
-                             "Reply with the JSON object only."}]
-                continue
-            return {"claim": claim, "label": reply.verdict,
-                    "verdict": "yes" if reply.verdict == "entailed" else "no",
-                    "evidence": reply.evidence, "raw": result.text[:2000],
-                    "attempts": attempt, "usage": usage, "cached": cached}
-        return {"claim": claim, "label": None, "verdict": "unparsable", "evidence": "",
-                "raw": result.text[:2000], "attempts": 2, "usage": usage, "cached": cached,
-                "reason": f"judge reply invalid twice: {reason}"}
+        got = self.client.chat_structured(messages, parse_reply, **request)
+        raw = got.text[:2000]
+        if got.value is None:
+            return {"claim": claim, "label": None, "verdict": "unparsable", "evidence": "",
+                    "raw": raw, "attempts": got.attempts, "usage": got.usage,
+                    "cached": got.cached, "reason": f"judge reply invalid twice: {got.reason}"}
+        reply = got.value
+        return {"claim": claim, "label": reply.verdict,
+                "verdict": "yes" if reply.verdict == "entailed" else "no",
+                "evidence": reply.evidence, "raw": raw, "attempts": got.attempts,
+                "usage": got.usage, "cached": got.cached}
 
     def verdict(self, claim: str, sources: Sequence[str], question: str | None = None,
                 ) -> dict[str, Any]:

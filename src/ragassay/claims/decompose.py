@@ -111,22 +111,11 @@ def decompose(client: Any, answer_text: str, question: str | None = None) -> Dec
     if not split_claims(answer_text):
         return Decomposed(claims=[], decomposed_by="sentences", reason="the answer is empty")
     messages = decompose_messages(answer_text, question)
-    usage = {"prompt_tokens": 0, "completion_tokens": 0}
-    reason = ""
-    for attempt in (1, 2):
-        result = client.chat(messages, response_format=RESPONSE_FORMAT, max_tokens=REPLY_TOKENS)
-        for name in usage:
-            usage[name] += int((result.usage or {}).get(name) or 0)
-        try:
-            claims = parse_decomposition(result.text)
-        except ValueError as exc:
-            reason = str(exc)
-            # once more, with what was wrong
-            messages = [*messages, {"role": "assistant", "content": result.text[:2000]},
-                        {"role": "user", "content": f"That reply is invalid: {reason}. "
-                         "Reply with the JSON object only."}]
-            continue
-        return Decomposed(claims=claims, decomposed_by="llm", attempts=attempt, usage=usage)
-    return Decomposed(claims=split_claims(answer_text), decomposed_by="sentences",
-                      reason=f"decomposition reply invalid twice: {reason}", attempts=2,
-                      usage=usage)
+    got = client.chat_structured(messages, parse_decomposition,
+                                 response_format=RESPONSE_FORMAT, max_tokens=REPLY_TOKENS)
+    if got.value is None:
+        return Decomposed(claims=split_claims(answer_text), decomposed_by="sentences",
+                          reason=f"decomposition reply invalid twice: {got.reason}",
+                          attempts=got.attempts, usage=got.usage)
+    return Decomposed(claims=got.value, decomposed_by="llm", attempts=got.attempts,
+                      usage=got.usage)

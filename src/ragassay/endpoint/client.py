@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -47,6 +47,23 @@ class ChatResult:
     usage: dict[str, int] | None
     cached: bool
     raw_model: str | None
+
+
+T = TypeVar("T")
+
+
+@dataclass
+class Structured(Generic[T]):
+    """A reply read by a caller's parser: ``value`` (``None`` when both replies were
+    invalid, ``reason`` then says why), the last reply's text, the attempts made, the
+    tokens of all of them, and whether every reply came from the cache."""
+
+    value: T | None
+    text: str
+    attempts: int
+    usage: dict[str, int]
+    cached: bool
+    reason: str = ""
 
 
 class OpenAICompatClient(Transport):
@@ -98,6 +115,31 @@ class OpenAICompatClient(Transport):
             return self._server_model
 
     # --- public calls ------------------------------------------------------------------
+
+    def chat_structured(self, messages: Sequence[dict[str, Any]], parse: Callable[[str], T],
+                        **params: Any) -> Structured[T]:
+        """:meth:`chat` with a reply that ``parse`` reads (a ``ValueError`` says what is
+        wrong with it): an invalid reply is asked for once more, with what was wrong."""
+        usage = {"prompt_tokens": 0, "completion_tokens": 0}
+        cached = True
+        reason = ""
+        text = ""
+        for attempt in (1, 2):
+            result = self.chat(messages, **params)
+            text = result.text
+            for name in usage:
+                usage[name] += int((result.usage or {}).get(name) or 0)
+            cached = cached and result.cached
+            try:
+                value = parse(text)
+            except ValueError as exc:
+                reason = str(exc)
+                messages = [*messages, {"role": "assistant", "content": text[:2000]},
+                            {"role": "user", "content": f"That reply is invalid: {reason}. "
+                             "Reply with the JSON object only."}]
+                continue
+            return Structured(value, text, attempt, usage, cached)
+        return Structured(None, text, 2, usage, cached, reason)
 
     def chat(self, messages: Sequence[dict[str, Any]], **params: Any) -> ChatResult:
         """One chat completion. ``params`` (``temperature``, ``max_tokens``, ``stop``, …)
