@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from ragassay.claims import deterministic
+from ragassay.claims import deterministic, sentences
 from ragassay.metrics.numbers.dates import find_dates, find_dates_reference
 from ragassay.metrics.numbers.words import word_quantities, word_quantities_reference
 from ragassay.text import contains_term, content_words, squash, term_pattern
@@ -58,11 +58,10 @@ def test_the_hand_checked_cases() -> None:
 
 
 def _plain_decide(claim: str, sources: list[str]) -> deterministic.Decision | None:
-    """decide() with every cache emptied before each call (nothing carried over)."""
-    for f in (deterministic._sentences_of, deterministic._words_of,
-              deterministic._numbers_of, deterministic._claim_words):
+    """decide_reference() with every cache emptied before each call (nothing carried over)."""
+    for f in (sentences.sentences_of, sentences.words_of, sentences.numbers_of):
         f.cache_clear()
-    return deterministic.decide(claim, sources)
+    return deterministic.decide_reference(claim, sources)
 
 
 @pytest.mark.parametrize("seed", range(2))
@@ -74,15 +73,15 @@ def test_cached_claim_checks_equal_uncached_ones(seed: int) -> None:
     for _ in range(300):
         chosen = rng.sample(sources, rng.randint(0, 4))
         # a claim from a source sentence (often entailed), or made up (often not)
-        own = deterministic.source_sentences(chosen)
+        own = sentences.source_sentences(chosen)
         claim = rng.choice(own) if own and rng.random() < 0.6 else _text(rng)
-        warm = deterministic.decide(claim, chosen)
+        warm = deterministic.decide_reference(claim, chosen)
         assert warm == _plain_decide(claim, chosen), (claim, chosen)
         decided += warm is not None
     assert decided > 50
     # the cached word sets are the plain content words
     s = "Die Frist beträgt 3 Tage."
-    assert deterministic._words_of(s) == frozenset(content_words(s))
+    assert sentences.words_of(s) == frozenset(content_words(s))
 
 
 @pytest.mark.parametrize("seed", range(2))

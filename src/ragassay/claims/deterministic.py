@@ -37,7 +37,8 @@ from functools import lru_cache
 from typing import Literal
 
 from ..metrics.numbers import DATE, TIME, Quantity, extract_numbers, number_supported
-from ..text import content_words, split_sentences
+from ..text import content_words
+from .sentences import numbers_of, sentences_of, source_view, words_of
 
 ClaimVerdict = Literal["entailed", "contradicted", "unsupported"]
 VERDICTS: tuple[ClaimVerdict, ...] = ("entailed", "contradicted", "unsupported")
@@ -88,42 +89,6 @@ def negated(text: str) -> bool:
     return _NEGATION.search(text) is not None
 
 
-def source_sentences(sources: Sequence[str]) -> list[str]:
-    """Every sentence of every source, whitespace collapsed, then every pair of adjacent
-    sentences of one source (a claim may join two sentences; a line break inside a table
-    cell or a PDF line may cut one in two)."""
-    out: list[str] = []
-    pairs: list[str] = []
-    for text in sources:
-        own, own_pairs = _sentences_of(text)
-        out += own
-        pairs += own_pairs
-    return out + pairs
-
-
-# Cached per text: a chunk is checked for every claim of every answer that retrieves it.
-@lru_cache(maxsize=8192)
-def _sentences_of(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """One source's sentences (whitespace collapsed) and its adjacent pairs."""
-    own = [" ".join(text[a:b].split()) for a, b in split_sentences(text)]
-    own = [x for x in own if x]
-    return tuple(own), tuple(f"{x} {y}" for x, y in zip(own, own[1:], strict=False))
-
-
-# Cached per sentence: the same sentences are compared with every claim (sizes hold a
-# few thousand chunks' sentences and pairs).
-@lru_cache(maxsize=1 << 15)
-def _words_of(sentence: str) -> frozenset[str]:
-    """The content words of a source sentence, as a set."""
-    return frozenset(content_words(sentence))
-
-
-@lru_cache(maxsize=1 << 15)
-def _numbers_of(sentence: str) -> tuple[Quantity, ...]:
-    """The numbers of a source sentence (the number reader's own cache is smaller)."""
-    return tuple(extract_numbers(sentence))
-
-
 def claim_words(text: str) -> set[str]:
     """The content words a claim is matched by: without the numbers (the number reader
     compares those), so ``3년간`` and ``4년간`` are not two different words here, and
@@ -132,11 +97,28 @@ def claim_words(text: str) -> set[str]:
 
 
 # Cached: a claim is checked against the cited chunks, the context and the gold in turn.
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1 << 14)
 def _claim_words(text: str) -> frozenset[str]:
-    return frozenset(w for w in content_words(text)
-                     if not any(ch.isdigit() for ch in w) and not _NEGATION.fullmatch(w)
-                     and not _NEGATION.match(w))
+    return frozenset(w for w in content_words(text) if _matching_word(w))
+
+
+# Cached per word: a run's claims repeat their words.
+@lru_cache(maxsize=1 << 16)
+def _matching_word(word: str) -> bool:
+    """Whether a content word of a claim is one it is matched by (see :func:`claim_words`)."""
+    return (not any(ch.isdigit() for ch in word) and not _NEGATION.fullmatch(word)
+            and not _NEGATION.match(word))
+
+
+# Cached per text: claims and anchor sentences are checked again and again.
+@lru_cache(maxsize=1 << 15)
+def _terms(text: str, initial: bool) -> frozenset[str]:
+    return frozenset(named_terms(text, initial=initial))
+
+
+@lru_cache(maxsize=1 << 15)
+def _negated(text: str) -> bool:
+    return negated(text)
 
 
 def _same_family(a: Quantity, b: Quantity) -> bool:
@@ -152,7 +134,7 @@ def _ranked(claim_words: frozenset[str], sentences: Sequence[str], least: float
     """Sentences sharing at least ``least`` of the claim's content words, closest first."""
     if not claim_words:
         return []
-    scored = [(s, len(claim_words & _words_of(s)) / len(claim_words))
+    scored = [(s, len(claim_words & words_of(s)) / len(claim_words))
               for s in sentences]  # a sentence before the pairs that hold it: sort is stable
     return sorted((x for x in scored if x[1] >= least), key=lambda x: -x[1])
 
@@ -162,19 +144,19 @@ def _anchor(claim_words: frozenset[str], sentences: Sequence[str]) -> tuple[str,
     if not claim_words:
         return best, score
     for s in sentences:
-        overlap = len(claim_words & _words_of(s)) / len(claim_words)
+        overlap = len(claim_words & words_of(s)) / len(claim_words)
         if overlap > score:
             best, score = s, overlap
     return best, score
 
 
-def decide(claim: str, sources: Sequence[str]) -> Decision | None:
-    """The deterministic verdict of ``claim`` against ``sources`` (texts), or ``None`` when
-    the checks cannot decide. No sources → ``unsupported``."""
+def decide_reference(claim: str, sources: Sequence[str]) -> Decision | None:
+    """The plain version of :func:`decide` (kept to test it against): every sentence of
+    every source compared, every source number read."""
     own: list[str] = []
     pairs: list[str] = []
     for text in sources:  # source_sentences(sources), in two parts
-        own_of, pairs_of = _sentences_of(text)
+        own_of, pairs_of = sentences_of(text)
         own += own_of
         pairs += pairs_of
     sentences = own + pairs
@@ -187,14 +169,14 @@ def decide(claim: str, sources: Sequence[str]) -> Decision | None:
     if numbers:
         # a number is supported by any source number: the pairs' numbers are read only
         # for a number no single sentence holds (reading numbers is the costly part)
-        own_numbers = [q for s in own for q in _numbers_of(s)]
+        own_numbers = [q for s in own for q in numbers_of(s)]
         missing = [q for q in numbers if not number_supported(q, own_numbers)]
         if missing:
-            pair_numbers = [q for s in pairs for q in _numbers_of(s)]
+            pair_numbers = [q for s in pairs for q in numbers_of(s)]
             missing = [q for q in missing if not number_supported(q, pair_numbers)]
         if missing:
             for sentence, _ in _ranked(words, sentences, CLASH_OVERLAP):
-                clash = [a for q in missing for a in _numbers_of(sentence)
+                clash = [a for q in missing for a in numbers_of(sentence)
                          if _same_family(q, a)]
                 if clash:
                     return Decision("contradicted", "numbers", sentence,
@@ -203,7 +185,7 @@ def decide(claim: str, sources: Sequence[str]) -> Decision | None:
             return Decision("unsupported", "numbers", "",
                             f"no source holds {missing[0].raw!r}")
         holding = next(((x, o) for x, o in _ranked(words, sentences, TOPIC_OVERLAP)
-                        if all(number_supported(q, _numbers_of(x)) for q in numbers)), None)
+                        if all(number_supported(q, numbers_of(x)) for q in numbers)), None)
         if holding:  # the closest sentence that holds every number of the claim
             anchor, overlap = holding
         else:
@@ -224,6 +206,106 @@ def decide(claim: str, sources: Sequence[str]) -> Decision | None:
             return Decision("contradicted", "terms", anchor,
                             f"{absent[0]!r} where the source names {others[0]!r}")
         strong = sorted(t for t in absent if t in named_terms(claim))
+        if strong:
+            return Decision("unsupported", "terms", "", f"no source names {strong[0]!r}")
+    if overlap >= 1.0:
+        return Decision("entailed", "numbers" if numbers else "overlap", anchor,
+                        "the source sentence holds every content word"
+                        + (" and number" if numbers else ""))
+    return None
+
+
+@lru_cache(maxsize=1024)
+def _least_shared(n: int, least: float) -> int:
+    """The fewest of a claim's ``n`` content words a sentence must share to reach overlap
+    ``least`` (compared as the overlap itself is: ``shared / n >= least``)."""
+    return next((k for k in range(n + 1) if k / n >= least), n + 1)
+
+
+def decide(claim: str, sources: Sequence[str]) -> Decision | None:
+    """The deterministic verdict of ``claim`` against ``sources`` (texts), or ``None`` when
+    the checks cannot decide. No sources → ``unsupported``.
+
+    What :func:`decide_reference` decides, computed faster: each source read once
+    (:func:`.sentences.source_view`), each sentence's overlap counted once, numbers read
+    only as far as the verdict needs them, and one verdict per distinct claim and sources."""
+    return _decided(claim, tuple(sources))
+
+
+# Cached: a chunk's sentence is the answer to the questions of several answers that cite
+# that chunk (a fifth of a SQuAD-shaped run's checks repeat one).
+@lru_cache(maxsize=1 << 14)
+def _decided(claim: str, sources: tuple[str, ...]) -> Decision | None:
+    views = [source_view(text) for text in sources]
+    sentences: list[str] = []
+    wsets: list[frozenset[str]] = []
+    for v in views:
+        sentences += v.own
+        wsets += v.own_words
+    n_own = len(sentences)
+    for v in views:
+        sentences += v.pairs
+        wsets += v.pair_words
+    if not sentences:
+        return Decision("unsupported", "overlap", "", "no source text")
+    words = _claim_words(claim)
+    n = len(words)
+    shared = [len(words & w) for w in wsets] if n else []
+    best = max(shared, default=0)
+    anchor, overlap = (sentences[shared.index(best)], best / n) if best else ("", 0.0)
+    on_topic = overlap >= TOPIC_OVERLAP
+
+    def ranked(least: float) -> list[int]:  # as _ranked, by index
+        if not n:
+            return []
+        at_least = _least_shared(n, least)
+        return sorted((i for i, k in enumerate(shared) if k >= at_least),
+                      key=lambda i: -shared[i])
+
+    numbers = extract_numbers(claim)
+    if numbers:
+        # a sentence that holds every claim number leaves none missing: the rest of the
+        # sources is read only when no close sentence holds them all
+        held = next((i for i in ranked(TOPIC_OVERLAP)
+                     if all(number_supported(q, numbers_of(sentences[i])) for q in numbers)),
+                    None)
+        if held is not None:  # the closest sentence that holds every number of the claim
+            anchor, overlap = sentences[held], shared[held] / n
+        else:
+            missing = list(numbers)
+            # closest first, single sentences before pairs: the numbers are found sooner
+            for i in sorted(range(len(sentences)),
+                            key=lambda i: (i >= n_own, -shared[i] if n else 0)):
+                if not missing:
+                    break
+                found = numbers_of(sentences[i])
+                if found:
+                    missing = [q for q in missing if not number_supported(q, found)]
+            if missing:
+                for i in ranked(CLASH_OVERLAP):
+                    clash = [a for q in missing for a in numbers_of(sentences[i])
+                             if _same_family(q, a)]
+                    if clash:
+                        return Decision("contradicted", "numbers", sentences[i],
+                                        f"{missing[0].raw!r} where the source says "
+                                        f"{clash[0].raw!r}")
+                return Decision("unsupported", "numbers", "",
+                                f"no source holds {missing[0].raw!r}")
+            on_topic = False  # the numbers are elsewhere: leave the pairing to the judge
+    if not on_topic:
+        return None
+    if _negated(claim) != _negated(anchor) and overlap >= NEGATION_OVERLAP:
+        which = "the claim" if _negated(claim) else "the source"
+        return Decision("contradicted", "negation", anchor, f"only {which} is negated")
+    terms = _terms(claim, True)
+    absent = sorted(t for t in terms if not any(t in v.folded for v in views))
+    if absent:
+        claim_text = claim.casefold()
+        others = sorted(t for t in _terms(anchor, True) - terms if t not in claim_text)
+        if others:
+            return Decision("contradicted", "terms", anchor,
+                            f"{absent[0]!r} where the source names {others[0]!r}")
+        strong = sorted(t for t in absent if t in _terms(claim, False))
         if strong:
             return Decision("unsupported", "terms", "", f"no source names {strong[0]!r}")
     if overlap >= 1.0:

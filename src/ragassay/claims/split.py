@@ -18,6 +18,7 @@ whitespace collapsed first; a piece without a word character is dropped. Empty t
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ..text import split_sentences
 
@@ -54,6 +55,13 @@ def _clauses(sentence: str) -> list[str]:
 
 def split_claims(answer_text: str) -> list[str]:
     """The claims of an answer (see the module docstring), in order."""
+    return list(_split(answer_text))
+
+
+# Cached: a question's gold texts repeat one another (``must_contain`` and
+# ``support_claim``), and the claim checks split every gold text of every question.
+@lru_cache(maxsize=1 << 14)
+def _split(answer_text: str) -> tuple[str, ...]:
     text = _MARKER.sub("", answer_text)
     claims = []
     for a, b in split_sentences(text):
@@ -61,4 +69,4 @@ def split_claims(answer_text: str) -> list[str]:
             claim = _clean(piece)
             if _HAS_WORD.search(claim):
                 claims.append(claim)
-    return claims
+    return tuple(claims)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from .deterministic import decide
@@ -52,12 +53,18 @@ class Source:
     gold: bool = False
 
 
+# Cached per text: a chunk is searched for the evidence of every claim checked against it.
+@lru_cache(maxsize=1 << 15)
+def _searchable(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
 def _locate(evidence: str, sources: Sequence[Source]) -> str | None:
     if not evidence:
         return None
-    probe = " ".join(evidence.split()).casefold()
+    probe = _searchable(evidence)
     for s in sources:
-        if probe and probe in " ".join(s.text.split()).casefold():
+        if probe and probe in _searchable(s.text):
             return s.chunk_id
     return None
 
