@@ -25,15 +25,26 @@ if TYPE_CHECKING:
     from .config import EvalConfig
     from .inputs import Inputs
     from .runfolder import QuestionResult
+    from .store import Index
 
 JUDGE_FAILED = "judge call failed"
+
+
+def _chunk_source(store: Index, chunk_id: str, gold: bool = False) -> Source:
+    """A chunk of ``store`` as a claim source; made once per store (every answer is checked
+    against a dozen chunks, and a chunk is retrieved for many answers)."""
+    made: dict[tuple[str, bool], Source] = store.cache.setdefault("claimcheck.sources", {})
+    source = made.get((chunk_id, gold))
+    if source is None:
+        source = made[chunk_id, gold] = Source(store.chunk(chunk_id).text, chunk_id, gold)
+    return source
 
 
 def gold_sources(inputs: Inputs, r: QuestionResult) -> list[Source]:
     """The gold of a question as texts: its gold chunks, the labels' ``support_claim``,
     the question's ``expected_answer`` and ``must_contain`` items."""
     store = inputs.store
-    out = [Source(store.chunk(c).text, c, gold=True) for c in r.gold_grades if store.has(c)]
+    out = [_chunk_source(store, c, gold=True) for c in r.gold_grades if store.has(c)]
     qgold = inputs.gold.get(r.question_id)
     for ev in (qgold.evidence if qgold is not None else []):
         if ev.label.support_claim:
@@ -54,8 +65,8 @@ def _one(inputs: Inputs, r: QuestionResult, judge: Any, decompose_with: Any = No
     assert r.answer is not None
     store = inputs.store
     cited_ids = [c for c in (r.scores.get("cited_ids") or []) if store.has(c)]
-    cited = [Source(store.chunk(c).text, c) for c in cited_ids]
-    context = [Source(store.chunk(c).text, c) for c in r.context_chunk_ids if store.has(c)]
+    cited = [_chunk_source(store, c) for c in cited_ids]
+    context = [_chunk_source(store, c) for c in r.context_chunk_ids if store.has(c)]
     fn = None if judge is None else (lambda c, s, q: judge.claim_verdict(c, s, q))
     declined = r.answer.status in DECLINED_STATUSES or bool(r.scores.get("declined"))
     parts = None

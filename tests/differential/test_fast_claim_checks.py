@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from ragassay.claims import sentences
+from ragassay.claims import sources
 from ragassay.claims.deterministic import Decision, decide, decide_reference
 from ragassay.text import content_words
 
@@ -40,7 +40,7 @@ def _source(rng: random.Random) -> str:
 def _claim(rng: random.Random, chosen: list[str]) -> str:
     """A sentence or pair of the sources (often entailed), changed a little (a number, a
     name or a negation swapped in: often contradicted), or made up."""
-    own = sentences.source_sentences(chosen)
+    own = sources.source_sentences(chosen)
     roll = rng.random()
     if own and roll < 0.4:
         return rng.choice(own)
@@ -112,7 +112,7 @@ def test_a_pairs_words_are_its_sentences_words(seed: int) -> None:
     odd = ["ＡＢＣ", "´x", "¨", "3,000만원", "99.5", "ß", "Ǆ", "\u1100\u1161", "\u0308a", "…"]
     for _ in range(500):
         text = _source(rng) + " " + " ".join(rng.choices(odd, k=3)) + ". " + _source(rng)
-        view = sentences.source_view(text)
+        view = sources.source_view(text)
         for pair, words in zip(view.pairs, view.pair_words, strict=True):
             assert words == frozenset(content_words(pair)), pair
         joined = " ".join(view.own + view.pairs).casefold()

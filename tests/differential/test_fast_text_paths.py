@@ -9,7 +9,8 @@ import random
 
 import pytest
 
-from ragassay.claims import deterministic, sentences
+from ragassay.claims import deterministic
+from ragassay.claims import sources as claim_sources
 from ragassay.metrics.numbers.dates import find_dates, find_dates_reference
 from ragassay.metrics.numbers.words import word_quantities, word_quantities_reference
 from ragassay.text import contains_term, content_words, squash, term_pattern
@@ -59,7 +60,7 @@ def test_the_hand_checked_cases() -> None:
 
 def _plain_decide(claim: str, sources: list[str]) -> deterministic.Decision | None:
     """decide_reference() with every cache emptied before each call (nothing carried over)."""
-    for f in (sentences.sentences_of, sentences.words_of, sentences.numbers_of):
+    for f in (claim_sources.sentences_of, claim_sources.words_of, claim_sources.numbers_of):
         f.cache_clear()
     return deterministic.decide_reference(claim, sources)
 
@@ -73,15 +74,16 @@ def test_cached_claim_checks_equal_uncached_ones(seed: int) -> None:
     for _ in range(300):
         chosen = rng.sample(sources, rng.randint(0, 4))
         # a claim from a source sentence (often entailed), or made up (often not)
-        own = sentences.source_sentences(chosen)
+        own = claim_sources.source_sentences(chosen)
         claim = rng.choice(own) if own and rng.random() < 0.6 else _text(rng)
         warm = deterministic.decide_reference(claim, chosen)
         assert warm == _plain_decide(claim, chosen), (claim, chosen)
+        assert deterministic.decide(claim, chosen) == warm, (claim, chosen)
         decided += warm is not None
     assert decided > 50
     # the cached word sets are the plain content words
     s = "Die Frist beträgt 3 Tage."
-    assert sentences.words_of(s) == frozenset(content_words(s))
+    assert claim_sources.words_of(s) == frozenset(content_words(s))
 
 
 @pytest.mark.parametrize("seed", range(2))

@@ -38,7 +38,7 @@ from typing import Literal
 
 from ..metrics.numbers import DATE, TIME, Quantity, extract_numbers, number_supported
 from ..text import content_words
-from .sentences import numbers_of, sentences_of, source_view, words_of
+from .sources import numbers_of, sentences_of, source_view, words_of
 
 ClaimVerdict = Literal["entailed", "contradicted", "unsupported"]
 VERDICTS: tuple[ClaimVerdict, ...] = ("entailed", "contradicted", "unsupported")
@@ -96,10 +96,11 @@ def claim_words(text: str) -> set[str]:
     return set(_claim_words(text))
 
 
-# Cached: a claim is checked against the cited chunks, the context and the gold in turn.
+# Cached: a claim is checked against the cited chunks, the context and the gold in turn;
+# its words are read as a source sentence's (an extractive answer's claims are sentences).
 @lru_cache(maxsize=1 << 14)
 def _claim_words(text: str) -> frozenset[str]:
-    return frozenset(w for w in content_words(text) if _matching_word(w))
+    return frozenset(w for w in words_of(text) if _matching_word(w))
 
 
 # Cached per word: a run's claims repeat their words.
@@ -227,7 +228,7 @@ def decide(claim: str, sources: Sequence[str]) -> Decision | None:
     the checks cannot decide. No sources → ``unsupported``.
 
     What :func:`decide_reference` decides, computed faster: each source read once
-    (:func:`.sentences.source_view`), each sentence's overlap counted once, numbers read
+    (:func:`.sources.source_view`), each sentence's overlap counted once, numbers read
     only as far as the verdict needs them, and one verdict per distinct claim and sources."""
     return _decided(claim, tuple(sources))
 

@@ -1,4 +1,4 @@
-"""The sentences of a source as the claim checks read them, each read once per text.
+"""The sources as the claim checks read them: sentences, their words and numbers, once per text.
 
 A source is cut into its sentences (:func:`ragassay.text.split_sentences`, whitespace
 collapsed) and the pairs of adjacent sentences (a claim may join two sentences; a line break
