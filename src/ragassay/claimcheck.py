@@ -13,7 +13,7 @@ lets ``right`` use claim recall where a question has no ``must_contain``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .checks import question_checks
@@ -30,21 +30,28 @@ if TYPE_CHECKING:
 JUDGE_FAILED = "judge call failed"
 
 
-def _chunk_source(store: Index, chunk_id: str, gold: bool = False) -> Source:
-    """A chunk of ``store`` as a claim source; made once per store (every answer is checked
-    against a dozen chunks, and a chunk is retrieved for many answers)."""
-    made: dict[tuple[str, bool], Source] = store.cache.setdefault("claimcheck.sources", {})
-    source = made.get((chunk_id, gold))
-    if source is None:
-        source = made[chunk_id, gold] = Source(store.chunk(chunk_id).text, chunk_id, gold)
-    return source
+def _chunk_sources(store: Index, chunk_ids: Iterable[str], gold: bool = False,
+                   ) -> list[Source]:
+    """The chunks of ``store`` (those it has) as claim sources; each made once per store:
+    every answer is checked against a dozen chunks, and a chunk is retrieved for many."""
+    made: dict[str, Source] = store.cache.setdefault(
+        "claimcheck.gold_sources" if gold else "claimcheck.sources", {})
+    out = []
+    for c in chunk_ids:
+        source = made.get(c)
+        if source is None:
+            if not store.has(c):
+                continue
+            source = made[c] = Source(store.chunk(c).text, c, gold)
+        out.append(source)
+    return out
 
 
 def gold_sources(inputs: Inputs, r: QuestionResult) -> list[Source]:
     """The gold of a question as texts: its gold chunks, the labels' ``support_claim``,
     the question's ``expected_answer`` and ``must_contain`` items."""
     store = inputs.store
-    out = [_chunk_source(store, c, gold=True) for c in r.gold_grades if store.has(c)]
+    out = _chunk_sources(store, r.gold_grades, gold=True)
     qgold = inputs.gold.get(r.question_id)
     for ev in (qgold.evidence if qgold is not None else []):
         if ev.label.support_claim:
@@ -64,9 +71,8 @@ def _one(inputs: Inputs, r: QuestionResult, judge: Any, decompose_with: Any = No
     come from the LLM decomposition, recorded in ``report.decomposition``."""
     assert r.answer is not None
     store = inputs.store
-    cited_ids = [c for c in (r.scores.get("cited_ids") or []) if store.has(c)]
-    cited = [_chunk_source(store, c) for c in cited_ids]
-    context = [_chunk_source(store, c) for c in r.context_chunk_ids if store.has(c)]
+    cited = _chunk_sources(store, r.scores.get("cited_ids") or [])
+    context = _chunk_sources(store, r.context_chunk_ids)
     fn = None if judge is None else (lambda c, s, q: judge.claim_verdict(c, s, q))
     declined = r.answer.status in DECLINED_STATUSES or bool(r.scores.get("declined"))
     parts = None

@@ -100,7 +100,7 @@ def claim_words(text: str) -> set[str]:
 # its words are read as a source sentence's (an extractive answer's claims are sentences).
 @lru_cache(maxsize=1 << 14)
 def _claim_words(text: str) -> frozenset[str]:
-    return frozenset(w for w in words_of(text) if _matching_word(w))
+    return frozenset(filter(_matching_word, words_of(text)))
 
 
 # Cached per word: a run's claims repeat their words.
