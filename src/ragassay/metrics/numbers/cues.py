@@ -4,8 +4,8 @@ match it at all, so that a pattern the text cannot need is not run.
 Every cue is a necessary condition of its patterns (``True`` when unsure): a cue that is
 ``False`` proves the patterns find nothing. Most texts hold a few plain integers and no
 date, clock time, identifier or number word, so most patterns are skipped. An ASCII text
-(the common case) is read as bytes, where ``in`` and ``translate`` are fast; any other text
-gets the plain character checks.
+(the common case) is read as bytes, where ``in``, ``translate`` and ``split`` are fast; any
+other text gets the plain character checks.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 from typing import NamedTuple
 
 from .dates import DE_MONTH_WORDS, EN_MONTH_WORDS
-from .words import DE_STEMS, EN_NUMBER_WORDS
+from .words import DE_COMPOUND_PARTS, DE_STEMS, DE_WHOLE_WORDS, EN_NUMBER_WORDS
 
 _DIGIT = re.compile(r"\d")
 _WORD = re.compile(r"\w+")
@@ -23,14 +23,21 @@ _DE_STEMS_RE = re.compile("|".join(DE_STEMS))
 
 # An ASCII text as bytes with every digit as "0" (so "\d-" is the substring "0-") ...
 _ZERO_DIGITS = bytes.maketrans(b"0123456789", b"0" * 10)
-# ... and lower-cased with every byte that is no letter as a blank (its split: the letter
-# runs, the words a ``\b``-bounded word pattern can match).
+# ... and lower-cased with every byte that is no letter as a blank: its split is the
+# letter runs, the only words a word pattern bounded by ``\b`` or ``[^\W\d_]+`` can match.
 _LETTER_RUNS = bytes(c + 32 if 65 <= c <= 90 else c if 97 <= c <= 122 else 32
                      for c in range(256))
-_ASCII_DE_STEMS = tuple(s.encode() for s in DE_STEMS if s.isascii())
-_EN_WORDS_B = frozenset(w.encode() for w in EN_NUMBER_WORDS)
-_DE_MONTHS_B = frozenset(m.casefold().encode() for m in DE_MONTH_WORDS if m.isascii())
-_EN_MONTHS_B = frozenset(m.casefold().encode() for m in EN_MONTH_WORDS)
+
+
+def _ascii_words(words: frozenset[str]) -> frozenset[bytes]:
+    return frozenset(w.casefold().encode() for w in words if w.isascii())
+
+
+_EN_WORDS = _ascii_words(EN_NUMBER_WORDS)
+_DE_WORDS = _ascii_words(DE_WHOLE_WORDS)
+_DE_PARTS = re.compile(b"|".join(p.encode() for p in DE_COMPOUND_PARTS))
+_DE_MONTHS = _ascii_words(DE_MONTH_WORDS)
+_EN_MONTHS = _ascii_words(EN_MONTH_WORDS)
 
 
 class Cues(NamedTuple):
@@ -50,7 +57,12 @@ class Cues(NamedTuple):
     any_month: bool  # a German or English month name as a word
     en_month: bool  # an English month name as a word
     english: bool  # an English number word as a word
-    german_or_korean: bool  # a German number word's part, or Hangul
+    german_or_korean: bool  # a German number word, or Hangul
+
+    @property
+    def date(self) -> bool:
+        """Whether any date pattern can match."""
+        return self.dash or self.slash or self.dot or self.wol or self.nyeon or self.any_month
 
 
 def text_cues(text: str) -> Cues:
@@ -62,32 +74,30 @@ def text_cues(text: str) -> Cues:
     de_month = not DE_MONTH_WORDS.isdisjoint(words)
     en_month = not EN_MONTH_WORDS.isdisjoint(words)
     return Cues(
-        digit=digit, dash=digit and "-" in text, slash=digit and "/" in text,
-        dot=digit and "." in text, colon=digit and ":" in text,
-        paren=digit and ")" in text, joined=digit and ("-" in text or "_" in text),
-        wol=digit and "월" in text, nyeon=digit and "년" in text, si=digit and "시" in text,
-        de_month=de_month, any_month=de_month or en_month, en_month=en_month,
-        english=True,
-        german_or_korean=bool(_ANY_HANGUL.search(text) or _DE_STEMS_RE.search(text.casefold())),
+        digit, digit and "-" in text, digit and "/" in text, digit and "." in text,
+        digit and ":" in text, digit and ")" in text, digit and ("-" in text or "_" in text),
+        digit and "월" in text, digit and "년" in text, digit and "시" in text,
+        de_month, de_month or en_month, en_month, True,
+        bool(_ANY_HANGUL.search(text) or _DE_STEMS_RE.search(text.casefold())),
     )
+
+
+_NO_DIGIT = (False,) * 13  # the cues up to en_month of a text without a digit
 
 
 def _ascii_cues(text: str) -> Cues:
     raw = text.encode("ascii")
     runs = set(raw.translate(_LETTER_RUNS).split())
-    lowered = raw.lower()
+    english = not _EN_WORDS.isdisjoint(runs)
+    german = not _DE_WORDS.isdisjoint(runs) or _DE_PARTS.search(raw.lower()) is not None
     zeroed = raw.translate(_ZERO_DIGITS)
-    digit = b"0" in zeroed
-    # a month name only counts beside a digit; the lower-cased test is the coarse one
-    # (the date finder checks the exact, case-sensitive word)
-    de_month = digit and not _DE_MONTHS_B.isdisjoint(runs)
-    en_month = digit and not _EN_MONTHS_B.isdisjoint(runs)
+    if b"0" not in zeroed:
+        return Cues(*_NO_DIGIT, english, german)
+    # the lower-cased month test is the coarse one: the patterns want "May", not "may"
+    de_month = not _DE_MONTHS.isdisjoint(runs)
+    en_month = not _EN_MONTHS.isdisjoint(runs)
     return Cues(
-        digit=digit, dash=b"0-" in zeroed, slash=b"0/" in zeroed, dot=b"0." in zeroed,
-        colon=b"0:" in zeroed, paren=b"0)" in zeroed,
-        joined=b"-0" in zeroed or b"_0" in zeroed,
-        wol=False, nyeon=False, si=False,
-        de_month=de_month, any_month=de_month or en_month, en_month=en_month,
-        english=not _EN_WORDS_B.isdisjoint(runs),
-        german_or_korean=any(stem in lowered for stem in _ASCII_DE_STEMS),
+        True, b"0-" in zeroed, b"0/" in zeroed, b"0." in zeroed, b"0:" in zeroed,
+        b"0)" in zeroed, b"-0" in zeroed or b"_0" in zeroed, False, False, False,
+        de_month, de_month or en_month, en_month, english, german,
     )

@@ -13,7 +13,7 @@ from functools import lru_cache
 from ...text import guess_language
 from .cues import text_cues
 from .dates import DATE_CUES, KO_CLOCK_RE, TIME_RE, find_dates, find_dates_reference
-from .numerals import NUMERAL_RE, numeral_quantity, numeral_quantity_reference
+from .numerals import numeral_quantity, numeral_quantity_reference, numerals, numerals_reference
 from .quantity import DATE, TIME, Quantity
 from .units import HANGUL_RUN, is_ko_tail
 from .words import word_quantities, word_quantities_reference
@@ -84,8 +84,8 @@ def _extract(original: str) -> tuple[Quantity, ...]:
             found.append(q)
 
     if cues.digit:
-        wanted = [getattr(cues, name) for name in DATE_CUES]
-        if any(wanted):
+        if cues.date:
+            wanted = [getattr(cues, name) for name in DATE_CUES]
             # the longest date wins where patterns overlap ("1 July 2026" over "July 2026")
             for q in sorted(find_dates(text, wanted),
                             key=lambda q: (q.span[0] - q.span[1], q.span[0])):
@@ -104,7 +104,7 @@ def _extract(original: str) -> tuple[Quantity, ...]:
         def language() -> str:
             return guess_language(text)
 
-        for m in NUMERAL_RE.finditer(text):
+        for m in numerals(text):
             if taken.free(*m.span()):
                 numeral = numeral_quantity(text, m, language)
                 if numeral is not None:
@@ -141,7 +141,7 @@ def _extract_reference(original: str) -> tuple[Quantity, ...]:
         for m in pattern.finditer(text):
             if taken.free(*m.span()):
                 taken.take(*m.span())
-    for m in NUMERAL_RE.finditer(text):
+    for m in numerals_reference(text):
         if taken.free(*m.span()):
             numeral = numeral_quantity_reference(text, m, lang)
             if numeral is not None:

@@ -131,6 +131,10 @@ def _counter_at(text: str, pos: int, counters: dict[str, str],
 DE_STEMS = ("ein", *(w for w in _DE_DIGITS if w != "ein"), "zehn", "elf", "zwölf", *_DE_TENS,
             "hundert", "tausend")
 _DE_STEMS = re.compile("|".join(DE_STEMS))
+# A German number word is one of these whole words or a compound, which holds "und",
+# "hundert" or "tausend" (einundzwanzig, zweihundert, dreitausend; "hundert" holds "und").
+DE_WHOLE_WORDS = frozenset(_DE_SIMPLE)
+DE_COMPOUND_PARTS = ("und", "tausend")
 _ANY_HANGUL = re.compile("[\uac00-\ud7a3]")
 
 
