@@ -41,14 +41,15 @@ _EN_MONTHS = _ascii_words(EN_MONTH_WORDS)
 
 
 class Cues(NamedTuple):
-    """Which patterns a text can need (``\\d`` is any decimal digit)."""
+    """Which patterns a text can need (``\\d`` is any decimal digit, ``_`` a blank)."""
 
     digit: bool  # a digit: every numeral, date, clock time, mask
-    dash: bool  # "\d-": ISO dates, phone numbers
-    slash: bool  # "\d/": slashed dates
-    dot: bool  # "\d.": dotted dates, German dates, list markers
-    colon: bool  # "\d:": clock times
-    paren: bool  # "\d)": list markers
+    iso: bool  # "\d{4}-\d": ISO dates
+    slash: bool  # "\d{4}/\d": slashed dates
+    dotted: bool  # "\d._?\d": dotted dates
+    colon: bool  # "\d:\d": clock times
+    phone: bool  # "\d-\d": phone numbers
+    list_marker: bool  # "\d._" or "\d)_": list markers
     joined: bool  # "-\d" or "_\d": identifiers (SFR-003)
     wol: bool  # "월": Korean month dates
     nyeon: bool  # "년": Korean years
@@ -62,7 +63,8 @@ class Cues(NamedTuple):
     @property
     def date(self) -> bool:
         """Whether any date pattern can match."""
-        return self.dash or self.slash or self.dot or self.wol or self.nyeon or self.any_month
+        return (self.iso or self.slash or self.dotted or self.wol or self.nyeon
+                or self.any_month)
 
 
 def text_cues(text: str) -> Cues:
@@ -73,16 +75,17 @@ def text_cues(text: str) -> Cues:
     words = set(_WORD.findall(text)) if digit else set()
     de_month = not DE_MONTH_WORDS.isdisjoint(words)
     en_month = not EN_MONTH_WORDS.isdisjoint(words)
+    dash = digit and "-" in text
     return Cues(
-        digit, digit and "-" in text, digit and "/" in text, digit and "." in text,
-        digit and ":" in text, digit and ")" in text, digit and ("-" in text or "_" in text),
+        digit, dash, digit and "/" in text, digit and "." in text, digit and ":" in text,
+        dash, digit and ("." in text or ")" in text), digit and ("-" in text or "_" in text),
         digit and "월" in text, digit and "년" in text, digit and "시" in text,
         de_month, de_month or en_month, en_month, True,
         bool(_ANY_HANGUL.search(text) or _DE_STEMS_RE.search(text.casefold())),
     )
 
 
-_NO_DIGIT = (False,) * 13  # the cues up to en_month of a text without a digit
+_NO_DIGIT = (False,) * 14  # the cues up to en_month of a text without a digit
 
 
 def _ascii_cues(text: str) -> Cues:
@@ -90,14 +93,17 @@ def _ascii_cues(text: str) -> Cues:
     runs = set(raw.translate(_LETTER_RUNS).split())
     english = not _EN_WORDS.isdisjoint(runs)
     german = not _DE_WORDS.isdisjoint(runs) or _DE_PARTS.search(raw.lower()) is not None
-    zeroed = raw.translate(_ZERO_DIGITS)
-    if b"0" not in zeroed:
+    z = raw.translate(_ZERO_DIGITS)
+    if b"0" not in z:
         return Cues(*_NO_DIGIT, english, german)
+    dash, dot, paren = b"0-0" in z, b"0." in z, b"0)" in z
     # the lower-cased month test is the coarse one: the patterns want "May", not "may"
     de_month = not _DE_MONTHS.isdisjoint(runs)
     en_month = not _EN_MONTHS.isdisjoint(runs)
     return Cues(
-        True, b"0-" in zeroed, b"0/" in zeroed, b"0." in zeroed, b"0:" in zeroed,
-        b"0)" in zeroed, b"-0" in zeroed or b"_0" in zeroed, False, False, False,
+        True, dash and b"0000-0" in z, b"0000/0" in z,
+        dot and (b"0.0" in z or b"0. 0" in z or b"0.\t0" in z), b"0:0" in z, dash,
+        (dot and (b"0. " in z or b"0.\t" in z)) or (paren and (b"0) " in z or b"0)\t" in z)),
+        b"-0" in z or b"_0" in z, False, False, False,
         de_month, de_month or en_month, en_month, english, german,
     )

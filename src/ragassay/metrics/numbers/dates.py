@@ -57,7 +57,7 @@ _NEEDS: tuple[tuple[str, frozenset[str] | None], ...] = (
     (".", DE_MONTH_WORDS), ("", _ANY_MONTH_WORDS), ("", EN_MONTH_WORDS),
     ("", EN_MONTH_WORDS))
 # The same needs as fields of a text's cues (`cues.Cues`), pattern by pattern.
-DATE_CUES = ("dash", "slash", "dot", "dot", "wol", "nyeon", "de_month", "any_month",
+DATE_CUES = ("iso", "slash", "dotted", "dotted", "wol", "nyeon", "de_month", "any_month",
              "en_month", "en_month")
 _WORDS = re.compile(r"\w+")
 

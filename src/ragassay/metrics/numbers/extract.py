@@ -94,8 +94,8 @@ def _extract(original: str) -> tuple[Quantity, ...]:
             _add_times(text, add)
         if cues.si:
             _add_ko_clocks(text, add)
-        for pattern, cue in ((_IDENTIFIER_RE, cues.joined), (_PHONE_RE, cues.dash),
-                             (_LIST_MARKER_RE, cues.dot or cues.paren)):
+        for pattern, cue in ((_IDENTIFIER_RE, cues.joined), (_PHONE_RE, cues.phone),
+                             (_LIST_MARKER_RE, cues.list_marker)):
             if cue:
                 for m in pattern.finditer(text):
                     if taken.free(*m.span()):
