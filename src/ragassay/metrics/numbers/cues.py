@@ -35,9 +35,10 @@ def _ascii_words(words: frozenset[str]) -> frozenset[bytes]:
 
 _EN_WORDS = _ascii_words(EN_NUMBER_WORDS)
 _DE_WORDS = _ascii_words(DE_WHOLE_WORDS)
-_DE_PARTS = re.compile(b"|".join(p.encode() for p in DE_COMPOUND_PARTS))
+_UND, _TAUSEND = (p.encode() for p in DE_COMPOUND_PARTS)
 _DE_MONTHS = _ascii_words(DE_MONTH_WORDS)
 _EN_MONTHS = _ascii_words(EN_MONTH_WORDS)
+_WATCHED = _EN_WORDS | _DE_WORDS | _DE_MONTHS | _EN_MONTHS
 
 
 class Cues(NamedTuple):
@@ -90,16 +91,18 @@ _NO_DIGIT = (False,) * 14  # the cues up to en_month of a text without a digit
 
 def _ascii_cues(text: str) -> Cues:
     raw = text.encode("ascii")
-    runs = set(raw.translate(_LETTER_RUNS).split())
-    english = not _EN_WORDS.isdisjoint(runs)
-    german = not _DE_WORDS.isdisjoint(runs) or _DE_PARTS.search(raw.lower()) is not None
+    runs = raw.translate(_LETTER_RUNS)  # lower-cased: holds "und" where the text does
+    hits = _WATCHED.intersection(runs.split())  # mostly empty
+    english = bool(hits) and not _EN_WORDS.isdisjoint(hits)
+    german = ((bool(hits) and not _DE_WORDS.isdisjoint(hits))
+              or _UND in runs or _TAUSEND in runs)
     z = raw.translate(_ZERO_DIGITS)
     if b"0" not in z:
         return Cues(*_NO_DIGIT, english, german)
     dash, dot, paren = b"0-0" in z, b"0." in z, b"0)" in z
     # the lower-cased month test is the coarse one: the patterns want "May", not "may"
-    de_month = not _DE_MONTHS.isdisjoint(runs)
-    en_month = not _EN_MONTHS.isdisjoint(runs)
+    de_month = bool(hits) and not _DE_MONTHS.isdisjoint(hits)
+    en_month = bool(hits) and not _EN_MONTHS.isdisjoint(hits)
     return Cues(
         True, dash and b"0000-0" in z, b"0000/0" in z,
         dot and (b"0.0" in z or b"0. 0" in z or b"0.\t0" in z), b"0:0" in z, dash,
