@@ -1,20 +1,22 @@
 """The fast number reader against its plain version on seeded generated texts and on
 hand-written tricky cases: `extract_numbers` skips the patterns a text's cues rule out,
 reads a plain integer by hand and guesses the language only when a numeral needs it;
-`numerals`, `match_unit` and `numeral_quantity` are hand-written versions of a pattern or a
-loop. Each must give exactly what its plain version (``*_reference``) gives, and each cue
-that is False must prove that its patterns find nothing."""
+`numerals`, `match_unit`, `numeral_quantity` and `number_supported` are hand-written
+versions of a pattern or a loop. Each must give exactly what its plain version
+(``*_reference``) gives, and each cue that is False must prove that its patterns find
+nothing."""
 
 from __future__ import annotations
 
 import ast
 import random
+from decimal import Decimal
 from functools import partial
 from pathlib import Path
 
 import pytest
 
-from ragassay.metrics.numbers import dates, extract, units, words
+from ragassay.metrics.numbers import DATE, TIME, Quantity, dates, extract, units, words
 from ragassay.metrics.numbers.cues import text_cues
 from ragassay.metrics.numbers.extract import extract_numbers, extract_numbers_reference
 from ragassay.metrics.numbers.numerals import (
@@ -23,6 +25,7 @@ from ragassay.metrics.numbers.numerals import (
     numerals,
     numerals_reference,
 )
+from ragassay.metrics.numbers.support import number_supported, number_supported_reference
 from ragassay.metrics.numbers.units import match_unit, match_unit_reference
 from ragassay.text import guess_language
 
@@ -229,3 +232,22 @@ def test_german_number_words_are_whole_words_or_compounds() -> None:
 def test_units_cut_by_first_letter_keep_every_word() -> None:
     cut = sorted(p.pattern for p in units._LATIN_UNIT_BY_FIRST.values())
     assert sum(p.count("|") + 1 for p in cut) == len(units._LATIN_UNITS)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_number_supported_equals_its_reference(seed: int) -> None:
+    rng = random.Random(500 + seed)
+    read = [extract_numbers(_text(rng)) for _ in range(400)]
+    made = [Quantity(Decimal(v), u, str(v), (0, 1), alts)
+            for v in (0, 1, 7, 2026, 20260701, 20260000, 900, "7.0", "1.000")
+            for u in (None, "day", DATE, TIME)
+            for alts in ((), (Decimal(1000),))]
+    pool = [q for qs in read for q in qs] + made
+    supported = 0
+    for _ in range(4000):
+        q = rng.choice(pool)
+        sources = rng.sample(pool, rng.randint(0, 6))
+        fast = number_supported(q, sources)
+        assert fast == number_supported_reference(q, sources), (q, sources)
+        supported += fast
+    assert supported > 300
