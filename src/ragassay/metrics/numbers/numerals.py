@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from decimal import Decimal
 
 from .quantity import TIME, Quantity
@@ -15,27 +15,29 @@ NUMERAL_RE = re.compile(r"(?<![^\W\uac00-\ud7a3]|[.,])\d+(?:[.,]\d+)*")
 _DIGIT_RUN = re.compile(r"\d+(?:[.,]\d+)*")  # NUMERAL_RE without its look-behind
 
 
-def numerals(text: str) -> Iterator[re.Match[str]]:
+def numerals(text: str) -> list[re.Match[str]]:
     """The matches of :data:`NUMERAL_RE` in ``text``, in order.
 
     Hand-written: the look-behind that opens the pattern is tried at every character
     (5 µs a text); the rest of the pattern starts with a digit, which the regex engine
     finds fast. Filtering its matches is the same: inside a match every character follows
     a digit or a separator, where the look-behind fails too."""
-    for m in _DIGIT_RUN.finditer(text):
-        start = m.start()
-        if start:
-            before = text[start - 1]
-            if before in ".," or ((before.isalnum() or before == "_")
-                                  and not "\uac00" <= before <= "\ud7a3"):
-                continue
-        yield m
+    return [m for m in _DIGIT_RUN.finditer(text) if _may_start_numeral(text, m.start())]
 
 
-def numerals_reference(text: str) -> Iterator[re.Match[str]]:
+def _may_start_numeral(text: str, start: int) -> bool:
+    """NUMERAL_RE's look-behind: not after a separator or a word character but Hangul."""
+    if not start:
+        return True
+    before = text[start - 1]
+    return not (before in ".," or ((before.isalnum() or before == "_")
+                                   and not "\uac00" <= before <= "\ud7a3"))
+
+
+def numerals_reference(text: str) -> list[re.Match[str]]:
     """The plain version of :func:`numerals`, kept as the reference its tests compare it
     with."""
-    return NUMERAL_RE.finditer(text)
+    return list(NUMERAL_RE.finditer(text))
 
 
 def parse_numeral(s: str, lang: str = "en") -> tuple[Decimal, tuple[Decimal, ...]] | None:
