@@ -195,7 +195,10 @@ def numeral_quantity_reference(text: str, m: re.Match[str], lang: str) -> Quanti
             return None
     if unit == TIME:  # "9 Uhr", "9.30 Uhr"
         hours, _, minutes = m.group().replace(",", ".").partition(".")
-        value, alts = Decimal(int(hours) * 100 + int(minutes or 0)), ()
+        if hours.isdigit() and (minutes == "" or minutes.isdigit()):
+            value, alts = Decimal(int(hours) * 100 + int(minutes or 0)), ()
+        else:  # "1.000,509 Uhr" is no clock time: the number alone
+            unit, unit_end = None, end
     start = m.start()
     if unit is None:
         window = text[max(0, start - 4) : start]
