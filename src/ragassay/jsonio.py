@@ -326,9 +326,13 @@ def json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
 
 
+# ``json.dumps(row, ensure_ascii=False)`` with its encoder made once, not once a row
+_LINE = json.JSONEncoder(ensure_ascii=False)
+
+
 def jsonl_text(rows: Iterable[Any]) -> str:
     """One compact JSON value per line, keys in the given order (byte-identical reruns)."""
-    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    return "".join(_LINE.encode(row) + "\n" for row in rows)
 
 
 def write_jsonl(fh: BinaryIO, rows: Iterable[Any], *, batch: int = 1000) -> int:
