@@ -278,31 +278,36 @@ def question_rows_reference(run_id: str, q: QuestionResult
             failure.model_dump(mode="json") if failure is not None else None)
 
 
-# A row field → the field of QuestionResult it holds (the same name but for ``metrics``).
-_RETRIEVED_FROM = {name: "retrieval" if name == "metrics" else name
-                   for name in RetrievedRow.model_fields if name != "run_id"}
-_ANSWER_FROM = [name for name in AnswerRow.model_fields if name != "run_id"]
+# The fields of answers.jsonl (and the failure evidence) are dumped by pydantic: free-form
+# values (scores, claims, evidence) take its JSON conversion. Those of retrieved_chunks.jsonl
+# are typed (strings, integers, floats, flags), so they are their own JSON values.
+_ANSWER_FIELDS = [name for name in AnswerRow.model_fields if name != "run_id"]
+_DUMPED = {*_ANSWER_FIELDS, "failures"}
 
 
 def question_rows(run_id: str, q: QuestionResult
                   ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None]:
     """A question's rows of ``retrieved_chunks.jsonl``, ``answers.jsonl`` and
-    ``failure_cases.jsonl`` (None without a failure label) as JSON values, from one dump of
-    the question: a row field has the type of the question's field it holds, so this is the
-    dump of the row models (:func:`question_rows_reference`), without building them (the row
-    models and their three dumps cost 0.7 s of a 6,000-question write)."""
-    d = q.model_dump(mode="json")
-    retrieved = {"run_id": run_id} | {name: d[source] for name, source in _RETRIEVED_FROM.items()}
-    answer = {"run_id": run_id} | {name: d[name] for name in _ANSWER_FROM}
+    ``failure_cases.jsonl`` (None without a failure label) as JSON values: what
+    :func:`question_rows_reference` gives, without building the row models (they and their
+    three dumps cost 0.7 s of a 6,000-question write). A row field has the type of the
+    question's field it holds, so one dump of the question gives the free-form fields."""
+    d = q.model_dump(mode="json", include=_DUMPED)
+    head = {"run_id": run_id, "question_id": q.question_id, "question": q.question}
+    retrieved = head | {
+        "gold_grades": q.gold_grades, "gold_alternatives": q.gold_alternatives,
+        "retrieved": [{"rank": c.rank, "chunk_id": c.chunk_id, "score": c.score,
+                       "gold": c.gold} for c in q.retrieved],
+        "gold_rank_in_index": q.gold_rank_in_index, "metrics": q.retrieval}
+    answer = {"run_id": run_id} | {name: d[name] for name in _ANSWER_FIELDS}
     failure = None
     if q.failures:
         a = d["answer"]
-        failure = {
-            "run_id": run_id, "question_id": d["question_id"], "question": d["question"],
-            "answerable": d["answerable"], "failure_types": list(d["failures"]),
+        failure = head | {
+            "answerable": q.answerable, "failure_types": list(q.failures),
             "evidence": d["failures"], "rank": _rank(q.retrieval.get("rank")),
-            "gold_chunk_ids": list(d["gold_grades"]),
-            "top_chunk_ids": [c["chunk_id"] for c in d["retrieved"][:3]],
+            "gold_chunk_ids": q.gold_chunk_ids,
+            "top_chunk_ids": [c.chunk_id for c in q.retrieved[:3]],
             "answer_status": a["status"] if a else None,
             "answer_text": a["text"] if a else None,
             "groundedness_reason": d["scores"].get("groundedness_reason")}

@@ -14,7 +14,14 @@ import pytest
 
 from ragassay.checks import Checks
 from ragassay.jsonio import jsonl_text
-from ragassay.report.rows import json_script, json_script_reference, shown
+from ragassay.report.rows import (
+    Strings,
+    json_script,
+    json_script_reference,
+    retrieved_entries,
+    retrieved_entries_reference,
+    shown,
+)
 from ragassay.runfolder import (
     QuestionResult,
     RankedChunk,
@@ -163,8 +170,39 @@ def test_json_script_equals_the_walk_of_every_string(seed: int) -> None:
 @pytest.mark.parametrize("data", [
     {"a": 1, "a\u202e": 2},  # keys that are one key once cleaned: the walk merges them
     {"x": "\r\n\r\u2028"}, ["\\r", "\\\\r", "\\\\\r"], ("t\tab", "n\nl"), "\x7f", "\x9f\x80",
-    {"<b>": "</script>"}, {1: "one", 2.5: None, True: "yes", None: "none"}, [], {}, "", None,
+    {"<b>": "</script>"}, {1: "one", 2.5: None, False: "no", None: "none"}, [], {}, "", None,
     "plain ASCII text", "한국어\u2029줄", ["\x1b", {"\x1b": "\x1b"}],
 ])
 def test_json_script_hand_written_cases(data: Any) -> None:
     assert json_script("x", data) == json_script_reference("x", data)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_jsonl_text_equals_json_dumps_of_each_row(seed: int) -> None:
+    rng = random.Random(200 + seed)
+    rows = [_value(rng) for _ in range(2000)] + [{1: "one", 2.5: None, False: "no", None: "n"}]
+    assert jsonl_text(rows) == "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    loop: list[Any] = []
+    loop.append(loop)
+    for bad, error in ((loop, ValueError), ({"x": {1, 2}}, TypeError)):
+        with pytest.raises(error):
+            jsonl_text([{"ok": 1}, bad])
+    assert jsonl_text([{"ok": [1]}]) == '{"ok": [1]}\n'  # a failed call leaves nothing behind
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_retrieved_entries_equal_the_reference(seed: int) -> None:
+    rng = random.Random(300 + seed)
+    for i in range(400):
+        q = _question(rng, i)
+        for h in q.retrieved:  # what a record may hold after it was made
+            if rng.random() < 0.2:
+                h.score = rng.choice([1, True, float("inf"), float("nan"), -0.00004, 2.5])
+            if rng.random() < 0.1:
+                h.rank, h.gold = rng.randint(1, 30), not h.gold
+        k = rng.choice([1, 3, 10, 25])
+        fast, plain = Strings(), Strings()
+        fast.positions = {"taken": 0}  # a table already holding strings
+        plain.positions = {"taken": 0}
+        assert retrieved_entries(q, k, fast) == retrieved_entries_reference(q, k, plain)
+        assert fast.table == plain.table
