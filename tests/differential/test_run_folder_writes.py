@@ -1,6 +1,6 @@
 """The run folder's fast writing paths against their plain versions, on seeded generated
 questions and on hand-written tricky cases: a question's three rows from one dump of it
-(:func:`ragassay.runfolder.question_rows`) against the row models built and dumped, and the
+(:func:`ragassay.runrows.question_rows`) against the row models built and dumped, and the
 page's JSON element read for unsafe text (:func:`ragassay.report.rows.json_script`) against
 the walk of every string through ``shown``. Each must give exactly what the plain one gives."""
 
@@ -22,7 +22,7 @@ from ragassay.report.rows import (
     retrieved_entries_reference,
     shown,
 )
-from ragassay.runfolder import (
+from ragassay.runrows import (
     QuestionResult,
     RankedChunk,
     question_rows,
