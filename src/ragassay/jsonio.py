@@ -329,8 +329,9 @@ def json_text(value: Any) -> str:
 def _line_encoder() -> Callable[[Any], str]:
     """``json.dumps(value, ensure_ascii=False)`` with one encoder for many values:
     ``json.dumps`` makes a JSON encoder, and the C encoder under it, for every value (40 ms
-    of the 18,000 rows of a 6,000-question run folder). One caller's: the encoder holds the
-    containers it is inside (to refuse a circular reference) while it runs."""
+    of the 18,000 rows of a 6,000-question run folder). Made for one call, never shared:
+    while it runs, the encoder holds the containers it is inside (to refuse a circular
+    reference)."""
     plain = json.JSONEncoder(ensure_ascii=False)
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:  # a Python without the C encoder

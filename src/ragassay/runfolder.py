@@ -11,8 +11,8 @@ Files: ``metrics.json`` (:class:`RunMetrics`, with ``schema_version``), and per 
 for a question with at least one failure label, ``failure_cases.jsonl`` (:class:`FailureRow`);
 ``chunks.jsonl`` (:class:`ChunkTextRow`) holds the text of every chunk the questions refer to
 (retrieved, gold, in the context or cited), so ``ragassay report RUN_DIR`` can show chunk
-texts later without the index (a folder without it reads with no chunk texts). The
-question's record and its rows are :mod:`ragassay.runrows`' (named here too);
+texts later without the index (a folder without it reads with no chunk texts); the
+question's record and these row models live in :mod:`ragassay.runrows` (named here too);
 ``summary.md`` and ``report.html`` are views rendered from the same record by
 :mod:`ragassay.report` and handed to the writer (``RunResult.views``): the record does not
 render itself. A run of a system under test also keeps what the system returned, as

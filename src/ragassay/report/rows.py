@@ -52,7 +52,7 @@ def json_script(element_id: str, data: Any) -> str:
     itself, or the escape of one); only when there is one are the strings walked (the walk
     of every string cost 0.5 s of a 6,000-question page, for texts that hold none)."""
     text = _COMPACT.encode(data)
-    # (an ASCII text holds no unsafe character but DEL: the scan of a long one is skipped)
+    # (JSON holds no raw control character, so an ASCII text no unsafe one but DEL)
     unsafe = "\x7f" in text if text.isascii() else UNSAFE.search(text)
     if unsafe or _CONTROL_ESCAPE.search(text):
         text = _COMPACT.encode(shown(data))
