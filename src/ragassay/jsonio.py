@@ -344,7 +344,9 @@ def _line_encoder() -> Callable[[Any], str]:
 def jsonl_text(rows: Iterable[Any]) -> str:
     """One compact JSON value per line, keys in the given order (byte-identical reruns)."""
     dumps = _line_encoder()
-    return "".join(dumps(row) + "\n" for row in rows)
+    lines = [dumps(row) for row in rows]
+    lines.append("")  # the last line's break, without copying the text once more
+    return "\n".join(lines)
 
 
 def write_jsonl(fh: BinaryIO, rows: Iterable[Any], *, batch: int = 1000) -> int:
