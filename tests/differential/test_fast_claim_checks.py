@@ -11,6 +11,7 @@ import pytest
 
 from ragassay.claims import sources
 from ragassay.claims.deterministic import Decision, decide, decide_reference
+from ragassay.claims.split import split_claims, split_claims_reference
 from ragassay.text import content_words
 
 # words that make the checks decide: numbers (with units, dates, number words), names,
@@ -118,3 +119,25 @@ def test_a_pairs_words_are_its_sentences_words(seed: int) -> None:
         joined = " ".join(view.own + view.pairs).casefold()
         for term in {w.casefold() for w in text.split()}:
             assert (term in view.folded) == (term in joined), term
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_split_claims_equals_the_reference(seed: int) -> None:
+    rng = random.Random(seed)
+    joins = [", and ", ", but ", ", und ", ", aber ", "; ", "；", ", ", " ", "이고, ", "하며 ",
+             "지만 ", "으나, ", " [doc::chunk-002] ", "[x]", "\u00a0", "\u2003", "\x1c", " . "]
+    cut = 0
+    for _ in range(1500):
+        text = "".join(_sentence(rng) + rng.choice(joins + ENDS) for _ in range(rng.randint(0, 4)))
+        fast = split_claims(text)
+        assert fast == split_claims_reference(text), text
+        cut += len(fast) > text.count(". ") + 1
+    assert cut > 100  # the texts do get cut into clauses
+
+
+@pytest.mark.parametrize("text", ["", " ", "[faq::chunk-002]", "a , b", "x\u2028y. z",
+                                  "Rot, und blau und grün, und gelb sind Farben hier.",
+                                  "보증 기간은 24개월이고 배송비는 4,900원입니다.",
+                                  "One two three; four five six.", "Zero\x1cspace ; here."])
+def test_split_claims_hand_cases(text: str) -> None:
+    assert split_claims(text) == split_claims_reference(text)
