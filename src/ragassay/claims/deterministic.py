@@ -38,7 +38,7 @@ from typing import Literal
 
 from ..metrics.numbers import DATE, TIME, Quantity, extract_numbers, number_supported
 from ..text import content_words
-from .sources import numbers_of, sentences_of, source_view, words_of
+from .sources import SourceView, numbers_of, sentences_of, source_view, words_of
 
 ClaimVerdict = Literal["entailed", "contradicted", "unsupported"]
 VERDICTS: tuple[ClaimVerdict, ...] = ("entailed", "contradicted", "unsupported")
@@ -233,10 +233,12 @@ def decide(claim: str, sources: Sequence[str]) -> Decision | None:
     return _decided(claim, tuple(sources))
 
 
-# Cached: a chunk's sentence is the answer to the questions of several answers that cite
-# that chunk (a fifth of a SQuAD-shaped run's checks repeat one).
-@lru_cache(maxsize=1 << 14)
-def _decided(claim: str, sources: tuple[str, ...]) -> Decision | None:
+# Cached: the same chunks are retrieved (cited) together for several questions.
+@lru_cache(maxsize=1 << 13)
+def _joined(sources: tuple[str, ...]) -> tuple[list[SourceView], tuple[str, ...],
+                                               tuple[frozenset[str], ...], int]:
+    """The sources' views, their sentences (as :func:`.sources.source_sentences`) with
+    their content words, and how many are single sentences (the pairs follow)."""
     views = [source_view(text) for text in sources]
     sentences: list[str] = []
     wsets: list[frozenset[str]] = []
@@ -247,6 +249,14 @@ def _decided(claim: str, sources: tuple[str, ...]) -> Decision | None:
     for v in views:
         sentences += v.pairs
         wsets += v.pair_words
+    return views, tuple(sentences), tuple(wsets), n_own
+
+
+# Cached: a chunk's sentence is the answer to the questions of several answers that cite
+# that chunk (a fifth of a SQuAD-shaped run's checks repeat one).
+@lru_cache(maxsize=1 << 14)
+def _decided(claim: str, sources: tuple[str, ...]) -> Decision | None:
+    views, sentences, wsets, n_own = _joined(sources)
     if not sentences:
         return Decision("unsupported", "overlap", "", "no source text")
     words = _claim_words(claim)
