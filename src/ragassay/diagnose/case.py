@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from ..checks import Checks
@@ -50,9 +51,15 @@ class Case:
     index_ranks: dict[str, int] = field(default_factory=dict)  # gold id -> rank among all chunks
 
     # --- derived facts the detectors share ---------------------------------------------
+    # The gold ids and the first gold rank are read by most detectors: worked out once per
+    # case (a case is read, never changed, once built).
     @property
     def gold_ids(self) -> list[str]:
-        return [cid for cid, g in self.gold.grades.items() if g >= 1]
+        return list(self._gold_ids)
+
+    @cached_property
+    def _gold_ids(self) -> tuple[str, ...]:
+        return tuple(cid for cid, g in self.gold.grades.items() if g >= 1)
 
     def gold_items(self) -> list[Evidence]:
         """The relevant gold as pieces of evidence: the chunks that each hold one label
@@ -87,9 +94,9 @@ class Case:
         terms = [t for ev in self.gold.evidence for t in ev.label.required_terms]
         return bool(terms) and all(any(holds_item(t, term) for t in texts) for term in terms)
 
-    @property
+    @cached_property
     def first_gold_rank(self) -> int:
-        gold = set(self.gold_ids)
+        gold = set(self._gold_ids)
         return next((i for i, cid in enumerate(self.ranked, 1) if cid in gold), 0)
 
     @property

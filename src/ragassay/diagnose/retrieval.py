@@ -50,14 +50,28 @@ def similarity(a: str, b: str) -> float:
     """Dice coefficient of character 3-gram multisets (spaces ignored): 1.0 = same text."""
     ga, gb = _grams(a), _grams(b)
     total = sum(ga.values()) + sum(gb.values())
-    return 2 * sum((ga & gb).values()) / total if total else 0.0
+    return 2 * _shared(ga, gb) / total if total else 0.0
 
 
 def coverage(claim: str, text: str) -> float:
     """Share of the claim's character 3-grams that the text holds (spaces ignored)."""
     gc = _grams(claim)
     total = sum(gc.values())
-    return sum((gc & _grams(text)).values()) / total if total else 0.0
+    return _shared(gc, _grams(text)) / total if total else 0.0
+
+
+def _shared(a: Counter[str], b: Counter[str]) -> int:
+    """|a ∩ b| of two multisets of positive counts: :func:`_shared_reference`'s, without
+    building the intersection (hand-written: `Counter.__and__` was half of the
+    similar-clause detector's time)."""
+    if len(b) < len(a):
+        a, b = b, a
+    return sum(min(n, b[g]) for g, n in a.items() if g in b)
+
+
+def _shared_reference(a: Counter[str], b: Counter[str]) -> int:
+    """The plain version of :func:`_shared`, kept as the reference its tests compare with."""
+    return sum((a & b).values())
 
 
 @detects("retrieval_failure")
