@@ -14,6 +14,7 @@ from ..gold import QuestionGold
 from ..metrics.answer import holds_item
 from ..schema import Answer, Question
 from ..store import Index
+from ..text import split_sentences
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,10 @@ class Case:
         alone are one piece, any of them enough (:attr:`QuestionGold.alternatives`); the
         adjacent chunks of a ``split`` label are one piece, needed together; every other
         gold chunk is a piece of its own. In order of the gold chunks."""
+        return list(self._gold_items)
+
+    @cached_property
+    def _gold_items(self) -> tuple[Evidence, ...]:  # two detectors read them
         same = self.gold.alternatives
         groups: dict[str, list[str]] = {}
         for cid in self.gold_ids:
@@ -79,7 +84,7 @@ class Case:
                 out.append(Evidence(chunks, together=False))
             elif run[0] == key:  # a run is listed once, at its first chunk
                 out.append(Evidence(list(run), together=True))
-        return out
+        return tuple(out)
 
     def covers_answer(self, chunk_ids: list[str]) -> bool:
         """Do these chunks hold what the answer had to say? True when the answer is right
@@ -118,6 +123,14 @@ class Case:
 
     def text(self, chunk_id: str) -> str:
         return self.index.chunk(chunk_id).text if self.index.has(chunk_id) else ""
+
+    def sentences(self, chunk_id: str) -> list[tuple[int, int]]:
+        """The sentence spans of a chunk's text (:func:`ragassay.text.split_sentences`),
+        once per chunk and store: the top hit of many questions is the same chunk."""
+        per_chunk = self.index.cache.setdefault("sentences", {})
+        if chunk_id not in per_chunk:
+            per_chunk[chunk_id] = split_sentences(self.text(chunk_id))
+        return per_chunk[chunk_id]
 
     def repeated_lines(self, doc_id: str) -> frozenset[str]:
         # Once per document and store, not per question: a document may be long, and many

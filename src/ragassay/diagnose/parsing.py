@@ -56,9 +56,11 @@ def noise_share(text: str, repeated: Set[str]) -> float:
 
     A chunk's first and last lines may be cut; they count when they are part of a repeated line.
     """
+    if not repeated:  # most documents repeat no line: nothing to count
+        return 0.0
     lines = text.splitlines()
     total = sum(len("".join(line.split())) for line in lines)
-    if not total or not repeated:
+    if not total:
         return 0.0
     noisy = 0
     for i, line in enumerate(lines):
@@ -100,13 +102,18 @@ def korean_english_mixed_text_issue(case: Case, cfg: DiagnoseConfig) -> dict[str
     Extraction often drops or inserts the space between scripts (`API 연계` / `API연계`), which
     breaks exact matching in retrieval and in answer checks.
     """
+    if not case.failing:  # it fires on a failing question only: nothing to read
+        return None
     out = []
     for ev in case.gold.evidence:
+        mixed = [t for t in ev.label.required_terms
+                 if _HANGUL.search(t) and _LATIN_DIGIT.search(t)]
+        if not mixed:  # only a mixed term can show the issue
+            continue
         for cid in ev.chunk_ids:
             raw = case.text(cid)
             squashed = re.sub(r"\s+", "", raw)
-            for term in ev.label.required_terms:
-                mixed = _HANGUL.search(term) and _LATIN_DIGIT.search(term)
-                if mixed and term not in raw and re.sub(r"\s+", "", term) in squashed:
+            for term in mixed:
+                if term not in raw and re.sub(r"\s+", "", term) in squashed:
                     out.append({"chunk_id": cid, "term": term})
-    return {"terms": out} if out and case.failing else None
+    return {"terms": out} if out else None

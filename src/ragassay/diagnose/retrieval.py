@@ -8,7 +8,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..config import DiagnoseConfig
-from ..text import content_words, fold_text, split_sentences
+from ..text import content_words, fold_text
 from .case import Case
 from .registry import detects
 
@@ -88,12 +88,15 @@ def wrong_similar_clause(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | No
     top = case.ranked[0]
     top_text = case.text(top)
     best: tuple[float, str, str] = (0.0, "", "")
+    folded_top = ""  # folded once, when a label has a claim
     for ev in case.gold.evidence:
         claim = ev.label.support_claim
-        if claim and fold_text(claim) in fold_text(top_text):
+        if claim and not folded_top:
+            folded_top = fold_text(top_text)
+        if claim and fold_text(claim) in folded_top:
             return None  # the top hit holds the claim itself
         if claim:
-            for a, b in split_sentences(top_text):
+            for a, b in case.sentences(top):
                 sent = top_text[a:b]
                 best = max(best, (coverage(claim, sent), sent, claim))
         else:

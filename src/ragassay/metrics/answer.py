@@ -129,8 +129,7 @@ def _declines(status: str, plain: str, decline_phrases: Sequence[str]) -> bool:
     needles, edged = _phrase_needles(tuple(decline_phrases))
     hay = squash(plain)
     return (any(n in hay for n in needles) or any(contains_term(plain, p) for p in edged)
-            or (_DECLINE_HINT.search(plain) is not None
-                and _ANY_DECLINE.search(plain) is not None))
+            or (_may_decline(plain) and _ANY_DECLINE.search(plain) is not None))
 
 
 def _declines_reference(status: str, plain: str, decline_phrases: Sequence[str]) -> bool:
@@ -142,10 +141,19 @@ def _declines_reference(status: str, plain: str, decline_phrases: Sequence[str])
 # One search for any pattern: an alternation matches somewhere iff one of its parts does.
 _ANY_DECLINE = re.compile("|".join(f"(?:{p.pattern})" for p in DECLINE_PATTERNS),
                           re.IGNORECASE)
-# Every pattern names the sources, so its match holds one of these words (matched with the
-# same flag): a text without any is no decline, and the patterns' slow search is skipped.
-_DECLINE_HINT = re.compile("source|document|context|text|passage|excerpt|chunk|quelle|"
-                           "dokument|unterlage|문서|자료|출처|근거|본문|컨텍스트", re.IGNORECASE)
+# Every pattern names the sources, so its match holds one of these words (in any case); the
+# Korean pattern needs Hangul. An ASCII text, whose case the flag folds as `lower` does,
+# holding none of them is no decline: the patterns' slow search is skipped. (Other texts
+# are searched: the flag also folds a few other letters, "ſ" as "s".)
+_SOURCE_WORDS = ("source", "document", "context", "text", "passage", "excerpt", "chunk",
+                 "quelle", "dokument", "unterlage")
+
+
+def _may_decline(plain: str) -> bool:
+    if not plain.isascii():
+        return True
+    low = plain.lower()
+    return any(w in low for w in _SOURCE_WORDS)
 
 
 @lru_cache(maxsize=64)
