@@ -127,7 +127,7 @@ class Case:
     def sentences(self, chunk_id: str) -> list[tuple[int, int]]:
         """The sentence spans of a chunk's text (:func:`ragassay.text.split_sentences`),
         once per chunk and store: the top hit of many questions is the same chunk."""
-        per_chunk = self.index.cache.setdefault("sentences", {})
+        per_chunk = self.index.cache.setdefault("diagnose.sentences", {})
         if chunk_id not in per_chunk:
             per_chunk[chunk_id] = split_sentences(self.text(chunk_id))
         return per_chunk[chunk_id]
