@@ -132,6 +132,15 @@ class Case:
             per_chunk[chunk_id] = split_sentences(self.text(chunk_id))
         return per_chunk[chunk_id]
 
+    @property
+    def paged(self) -> bool:
+        """Does any document of the store have pages? Once per store: without, no page
+        label can fire, and their detectors read no chunk."""
+        cache = self.index.cache
+        if "diagnose.paged" not in cache:
+            cache["diagnose.paged"] = any(d.num_pages for d in self.index.documents)
+        return bool(cache["diagnose.paged"])
+
     def repeated_lines(self, doc_id: str) -> frozenset[str]:
         # Once per document and store, not per question: a document may be long, and many
         # questions' hits come from the same one.

@@ -40,6 +40,8 @@ def figure_content_ignored(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | 
 @detects("parsing_failure")
 def page_metadata_missing(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """A gold or cited chunk of a paged document has no page_span."""
+    if not case.paged:
+        return None
     out = []
     for cid in dict.fromkeys(case.gold_ids + case.cited):
         if not case.index.has(cid):
