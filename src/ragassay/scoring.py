@@ -5,6 +5,7 @@ failure labels (:func:`score`), then the claim checks and the LLM judge over the
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -144,7 +145,7 @@ def _score_unanswered(cfg: EvalConfig, inputs: Inputs, q: Question, ranking: Ran
         not_measured=not_measured)
 
 
-def _ranked_rows(ranked: list[str], score_of: dict[str, float | None],
+def _ranked_rows(ranked: list[str], score_of: Mapping[str, float | None],
                  gold: set[str]) -> list[dict[str, Any]]:
     """The ranking as rows of :class:`~ragassay.runfolder.RankedChunk`, which
     :class:`QuestionResult` validates into records in one call (ten record constructions
