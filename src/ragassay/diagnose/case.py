@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from ..checks import Checks
@@ -51,26 +50,32 @@ class Case:
     missing: dict[str, str] = field(default_factory=dict)
     index_ranks: dict[str, int] = field(default_factory=dict)  # gold id -> rank among all chunks
 
+    def __post_init__(self) -> None:
+        # The gold ids and the first gold rank are read by most detectors: worked out once
+        # per case (a case is read, never changed, once built); the pieces of evidence,
+        # which two detectors read, on first use. (Not `cached_property`: its lock cost
+        # more than the facts.)
+        self._gold_ids = tuple(cid for cid, g in self.gold.grades.items() if g >= 1)
+        gold = set(self._gold_ids)
+        self._first_gold_rank = next((i for i, cid in enumerate(self.ranked, 1)
+                                      if cid in gold), 0)
+        self._pieces: tuple[Evidence, ...] | None = None
+
     # --- derived facts the detectors share ---------------------------------------------
-    # The gold ids and the first gold rank are read by most detectors: worked out once per
-    # case (a case is read, never changed, once built).
     @property
     def gold_ids(self) -> list[str]:
         return list(self._gold_ids)
-
-    @cached_property
-    def _gold_ids(self) -> tuple[str, ...]:
-        return tuple(cid for cid, g in self.gold.grades.items() if g >= 1)
 
     def gold_items(self) -> list[Evidence]:
         """The relevant gold as pieces of evidence: the chunks that each hold one label
         alone are one piece, any of them enough (:attr:`QuestionGold.alternatives`); the
         adjacent chunks of a ``split`` label are one piece, needed together; every other
         gold chunk is a piece of its own. In order of the gold chunks."""
-        return list(self._gold_items)
+        if self._pieces is None:
+            self._pieces = self._gold_pieces()
+        return list(self._pieces)
 
-    @cached_property
-    def _gold_items(self) -> tuple[Evidence, ...]:  # two detectors read them
+    def _gold_pieces(self) -> tuple[Evidence, ...]:
         same = self.gold.alternatives
         groups: dict[str, list[str]] = {}
         for cid in self.gold_ids:
@@ -99,10 +104,9 @@ class Case:
         terms = [t for ev in self.gold.evidence for t in ev.label.required_terms]
         return bool(terms) and all(any(holds_item(t, term) for t in texts) for term in terms)
 
-    @cached_property
+    @property
     def first_gold_rank(self) -> int:
-        gold = set(self._gold_ids)
-        return next((i for i, cid in enumerate(self.ranked, 1) if cid in gold), 0)
+        return self._first_gold_rank
 
     @property
     def declined(self) -> bool:
