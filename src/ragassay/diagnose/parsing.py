@@ -15,6 +15,8 @@ from .registry import detects
 
 def _lost(case: Case, kind: str) -> dict[str, Any] | None:
     lost = [ev for ev in case.gold.evidence if ev.status == "lost_in_parsing"]
+    if not lost:  # nearly every case: no document to look up
+        return None
     docs = [case.index.document(ev.label.doc_id) for ev in lost]
     hits = [(ev, d) for ev, d in zip(lost, docs, strict=True) if d.dropped.get(kind)]
     if not hits:
