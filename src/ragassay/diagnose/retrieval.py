@@ -126,23 +126,18 @@ def chunk_boundary_split(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | No
                        for ev in splits]}
 
 
-def _shared_words(question: str, chunk_text: str) -> list[str]:
-    hay = fold_text(chunk_text)
-    return [w for w in dict.fromkeys(content_words(question)) if w in hay]
-
-
 @detects("retrieval_failure")
 def query_wording_mismatch(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """Retrieval missed (or ranked low) and the question shares no content word with the gold."""
     rank = case.first_gold_rank
     if not case.gold_ids or 0 < rank <= cfg.rank_cutoff:
         return None
-    shared = sorted({w for cid in case.gold_ids for w in _shared_words(case.question.question,
-                                                                        case.text(cid))})
-    if shared:
+    words = content_words(case.question.question)
+    # the first shared word settles it: the later gold chunks are not folded
+    if any(any(w in hay for w in words)
+           for hay in (fold_text(case.text(cid)) for cid in case.gold_ids)):
         return None
-    return {"question_content_words": content_words(case.question.question),
-            "gold_chunk_ids": case.gold_ids}
+    return {"question_content_words": words, "gold_chunk_ids": case.gold_ids}
 
 
 @detects("retrieval_failure")
