@@ -33,20 +33,63 @@ def answer_language(question: str) -> str:
     return LANGUAGE_NAMES[guess_language(question)]
 
 
+_INSTRUCTIONS = ("Answer the question from the sources below only. Cite every source you use "
+                 "by its number in square brackets, like [1]. If the sources do not answer "
+                 "it, say that you don't know.")
+
+
 def build_prompt(question: str, context: Sequence[Chunk]) -> str:
     """The prompt an answerer receives: the instructions, every context chunk under its
     number and id (``[1] doc::chunk-001 (page 3)``), then the question and the language
     to answer in. An empty context lists no source."""
-    parts = ["Answer the question from the sources below only. Cite every source you use "
-             "by its number in square brackets, like [1]. If the sources do not answer it, "
-             "say that you don't know.", ""]
+    return "".join(_prompt_parts(question, context))
+
+
+def _prompt_parts(question: str, context: Sequence[Chunk]) -> list[str]:
+    # The instructions, then each source's label and the rest of its entry, then the
+    # question: each part after the first starts a line with "[" or "Q" or follows a
+    # label's "]" with a space, so a token never spans two parts (see count_tokens).
+    parts = [_HEAD]
     for i, chunk in enumerate(context):
-        page = f" (page {chunk.page_span[0]})" if chunk.page_span else ""
-        parts += [f"{source_label(i)} {chunk.chunk_id}{page}", chunk.text.strip(), ""]
-    language = answer_language(question)
-    parts += [f"Question: {question}",
-              f"Answer in {language}, the language of the question."]
-    return "\n".join(parts)
+        parts += [source_label(i), _source_entry(chunk.chunk_id, _page(chunk), chunk.text)]
+    parts.append(_ask(question))
+    return parts
+
+
+_HEAD = _INSTRUCTIONS + "\n\n"
+
+
+def _page(chunk: Chunk) -> int | None:
+    return chunk.page_span[0] if chunk.page_span else None
+
+
+def _source_entry(chunk_id: str, page: int | None, text: str) -> str:
+    """A source's entry after its label: `` doc::chunk-001 (page 3)``, its text."""
+    shown = f" (page {page})" if page is not None else ""
+    return f" {chunk_id}{shown}\n{text.strip()}\n\n"
+
+
+def _ask(question: str) -> str:
+    return (f"Question: {question}\nAnswer in {answer_language(question)}, "
+            "the language of the question.")
+
+
+def prompt_tokens(question: str, context: Sequence[Chunk]) -> int:
+    """``count_tokens(build_prompt(question, context))``, from the counts of its parts (a
+    source's entry counted once: a chunk is in the prompts of many questions)."""
+    return (_fixed_tokens(_HEAD) + count_tokens(_ask(question))
+            + sum(_fixed_tokens(source_label(i)) + _entry_tokens(c.chunk_id, _page(c), c.text)
+                  for i, c in enumerate(context)))
+
+
+@lru_cache(maxsize=256)
+def _fixed_tokens(text: str) -> int:
+    return count_tokens(text)
+
+
+@lru_cache(maxsize=16384)
+def _entry_tokens(chunk_id: str, page: int | None, text: str) -> int:
+    return count_tokens(_source_entry(chunk_id, page, text))
 
 
 @lru_cache(maxsize=1)
@@ -73,7 +116,9 @@ def count_tokens(text: str) -> int:
     """
     if not text:
         return 0
-    return sum(_piece_tokens(piece) for piece in _PIECE_END.split(text))
+    if text.find("\n", 0, len(text) - 1) < 0:  # one part: no line break before the last
+        return _piece_tokens(text)
+    return sum(map(_piece_tokens, _PIECE_END.split(text)))
 
 
 @lru_cache(maxsize=32768)
