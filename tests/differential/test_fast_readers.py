@@ -23,6 +23,8 @@ from ragassay.text import (
     guess_language_reference,
     split_sentences,
     split_sentences_reference,
+    squash,
+    squash_reference,
     tokens,
     tokens_reference,
 )
@@ -54,6 +56,7 @@ def test_the_readers_equal_their_plain_versions(seed: int) -> None:
         text = _text(rng)
         assert fold_text(text) == fold_text_reference(text), text
         assert tokens(text) == tokens_reference(text), text
+        assert squash(text) == squash_reference(text), text
         lang = guess_language_reference(text)
         kinds[lang] += 1
         assert guess_language.__wrapped__(text) == lang, text
@@ -74,10 +77,12 @@ def test_the_hand_written_cases() -> None:
         "계약은 2026. 7. 1.부터 시작한다.다음 조항", "\"Done.\" Next one.", "Wait... what?! Yes.",
         "e.g. this. I.e. that.", "Ende。次", "1.\n2.\n3. Punkt", "| a. b | c. |\nNext.",
         "3,000.50 and 1,5 and 7.x", "version 1.2.3 ok", "０.５ and ５,０", "‘x’ “y”",
+        "API 연계", "연계 API", "ＡＰＩ　연계", "3 개월", "é 연계",
     ]
     for text in cases:
         assert fold_text(text) == fold_text_reference(text), text
         assert tokens(text) == tokens_reference(text), text
+        assert squash(text) == squash_reference(text), text
         assert guess_language(text) == guess_language_reference(text), text
         assert content_words(text) == content_words_reference(text), text
         assert split_sentences(text) == split_sentences_reference(text), text
