@@ -135,7 +135,12 @@ _ASCII_WORD_CHARS = str.maketrans({i: chr(i) if chr(i).isalnum() or chr(i) == "_
 def tokens(text: str) -> list[str]:
     """Word tokens (Unicode ``\\w+``) of ``fold_text(text)``; numbers such as ``99.5``,
     ``3,000`` or ``1.2.3`` stay whole, with any letters attached to them (``6개월``)."""
-    folded = fold_text(text)
+    # fold_text but its whitespace folding, which changes no token (whitespace only ever
+    # separates tokens); ASCII is its own NFKC form and casefolds as lower().
+    if text.isascii():
+        folded = text.lower()
+    else:
+        folded = unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold()
     # Without a digit, "." or "," and a digit in a row, _TOKEN_RE's number branch cannot
     # match and its tokens are the runs of word characters: in ASCII text, the runs that
     # str.split() finds once every other character is a space (faster than the pattern).
