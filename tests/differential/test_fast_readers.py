@@ -12,7 +12,7 @@ import pytest
 import tiktoken
 
 from ragassay.answer.extractive import ExtractiveAnswerer, choose_reference
-from ragassay.answer.prompt import build_prompt, count_tokens, prompt_tokens
+from ragassay.answer.prompt import build_prompt, count_parts, count_tokens, prompt_tokens
 from ragassay.schema import Chunk
 from ragassay.text import (
     content_words,
@@ -146,3 +146,15 @@ def test_a_prompt_is_the_parts_it_is_counted_by() -> None:
         for question in ("", "Wie lange?\n\nNoch", " x "):
             prompt = build_prompt(question, context)
             assert prompt_tokens(question, context) == whole(prompt), prompt
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_counting_parts_cut_where_a_non_space_meets_a_space(seed: int) -> None:
+    # the rule count_parts relies on, at every such place of generated texts
+    rng = random.Random(seed)
+    for _ in range(300):
+        text = _text(rng, 20) + rng.choice(["", " [a::chunk-001]", "] x", " \n y"])
+        cuts = [i for i in range(1, len(text))
+                if text[i] == " " and not text[i - 1].isspace()]
+        parts = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+        assert count_parts(parts) == whole(text), text

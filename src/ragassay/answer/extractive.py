@@ -16,7 +16,7 @@ from typing import Protocol
 
 from ..schema import Answer, Chunk, Citation
 from ..text import Language, content_words, fold_text, guess_language, split_sentences
-from .prompt import count_tokens
+from .prompt import count_parts, count_tokens
 
 DECLINE_TEXT: dict[Language, str] = {
     "ko": "제공된 문서에서 답을 찾을 수 없습니다.",
@@ -114,11 +114,9 @@ class ExtractiveAnswerer:
             if all(cit.chunk_id != c.chunk.chunk_id for cit in citations):
                 page = c.chunk.page_span[0] if c.chunk.page_span else None
                 citations.append(Citation(chunk_id=c.chunk.chunk_id, page=page))
-        # A quoted sentence is stripped: a non-space meets a space at each cut, where the
-        # tokenizer always ends a piece (a piece holds a space only at its start or among
-        # other whitespace), so the parts' tokens are the text's.
+        # a quoted sentence is stripped: a non-space meets a space at each cut
         return (Answer(text=text, status="supported", citations=citations),
-                sum(map(count_tokens, parts)))
+                count_parts(parts))
 
     def _choose(self, words: Sequence[str], context: Sequence[Chunk]) -> list[_Candidate]:
         # choose_reference's choice, without a record per sentence (140,000 sentences in a

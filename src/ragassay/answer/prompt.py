@@ -14,7 +14,7 @@ model and never depends on a provider's bill.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -48,7 +48,7 @@ def build_prompt(question: str, context: Sequence[Chunk]) -> str:
 def _prompt_parts(question: str, context: Sequence[Chunk]) -> list[str]:
     # The instructions, then each source's label and the rest of its entry, then the
     # question: each part after the first starts a line with "[" or "Q" or follows a
-    # label's "]" with a space, so a token never spans two parts (see count_tokens).
+    # label's "]" with a space, so they can be counted apart (see count_parts).
     parts = [_HEAD]
     for i, chunk in enumerate(context):
         parts += [source_label(i), _source_entry(chunk.chunk_id, _page(chunk), chunk.text)]
@@ -77,6 +77,7 @@ def _ask(question: str) -> str:
 def prompt_tokens(question: str, context: Sequence[Chunk]) -> int:
     """``count_tokens(build_prompt(question, context))``, from the counts of its parts (a
     source's entry counted once: a chunk is in the prompts of many questions)."""
+    # count_parts(_prompt_parts(...)), without building a source's entry once counted
     return (_fixed_tokens(_HEAD) + count_tokens(_ask(question))
             + sum(_fixed_tokens(source_label(i)) + _entry_tokens(c.chunk_id, _page(c), c.text)
                   for i, c in enumerate(context)))
@@ -119,6 +120,14 @@ def count_tokens(text: str) -> int:
     if text.find("\n", 0, len(text) - 1) < 0:  # one part: no line break before the last
         return _piece_tokens(text)
     return sum(map(_piece_tokens, _PIECE_END.split(text)))
+
+
+def count_parts(parts: Iterable[str]) -> int:
+    """``count_tokens("".join(parts))`` for parts that meet where cl100k_base's
+    pre-tokenizer always ends a piece: after a line break that a non-space follows, or
+    between a non-space and a space (a piece holds a space only at its start or among
+    other whitespace), so that each part's count can be cached on its own."""
+    return sum(map(count_tokens, parts))
 
 
 @lru_cache(maxsize=32768)
