@@ -234,19 +234,18 @@ def content_words(text: str, *, lang: Language | None = None) -> list[str]:
 # chunk by every question that retrieves it (45,000 calls in a 6,000-question run).
 @lru_cache(maxsize=1 << 15)
 def _content_words(text: str, lang: Language | None) -> tuple[str, ...]:
+    # content_stem gives None for a stopword and never "": filter(None) keeps the others
     toks = tokens(text)
     stems = _STEMS[lang]
     try:
-        found = list(map(stems.__getitem__, toks))
-    except KeyError:
+        return tuple(filter(None, map(stems.__getitem__, toks)))
+    except KeyError:  # a token not seen yet
         if len(stems) >= _STEMS_MAX:  # start over
             stems.clear()
         for tok in toks:
             if tok not in stems:
                 stems[tok] = content_stem(tok, lang)
-        found = list(map(stems.__getitem__, toks))
-    # content_stem gives None for a stopword and never "": filter(None) keeps the others
-    return tuple(filter(None, found))
+        return tuple(filter(None, map(stems.__getitem__, toks)))
 
 
 # content_stem of each token seen, by language: a dict look-up is several times cheaper
