@@ -242,10 +242,9 @@ def _content_words(text: str, lang: Language | None) -> tuple[str, ...]:
     except KeyError:  # a token not seen yet
         if len(stems) >= _STEMS_MAX:  # start over
             stems.clear()
-        for tok in toks:
-            if tok not in stems:
-                stems[tok] = content_stem(tok, lang)
-        return tuple(filter(None, map(stems.__getitem__, toks)))
+        found = [content_stem(tok, lang) for tok in toks]
+        stems.update(zip(toks, found))
+        return tuple(filter(None, found))
 
 
 # content_stem of each token seen, by language: a dict look-up is several times cheaper
