@@ -243,7 +243,7 @@ def _content_words(text: str, lang: Language | None) -> tuple[str, ...]:
         if len(stems) >= _STEMS_MAX:  # start over
             stems.clear()
         found = [content_stem(tok, lang) for tok in toks]
-        stems.update(zip(toks, found))
+        stems.update(zip(toks, found, strict=True))
         return tuple(filter(None, found))
 
 
