@@ -7,16 +7,15 @@ pipeline and any other system are scored by exactly the same code.
 
 from __future__ import annotations
 
-import gc
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from . import progress as stages
 from .answer.extractive import DECLINE_TEXT, ExtractiveAnswerer
 from .answer.llm import LLMAnswerer
 from .answer.prompt import prompt_tokens
+from .collector import collector_paused
 from .config import EvalConfig, locate
 from .endpoint import (
     EndpointConfig,
@@ -40,21 +39,6 @@ def answer_hits(ranking: Ranking, k: int, threshold: float | None = None) -> lis
     ``threshold`` when one is given. The scoring of a question whose answer call failed
     rebuilds its retrieved list with the same rule."""
     return [h for h in ranking.hits[:k] if threshold is None or h.score >= threshold]
-
-
-@contextmanager
-def collection_paused() -> Iterator[None]:
-    """No cyclic garbage collection inside (reference counting still frees what is not
-    used): the extractive answers make records that all live on (300,000 objects for
-    6,000 questions), and the collections they set off only walked them and the loaded
-    index again and again (0.6 s of the answering of a 6,000-question run)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class Pipeline:
@@ -171,7 +155,7 @@ class Pipeline:
         else:
             seq: Iterable[tuple[Question, list[Hit]]] = stages.track(items, "answering",
                                                                      enabled=on)
-            with collection_paused():
+            with collector_paused():  # see ragassay.collector
                 results = [self._answer_one(q, hits) for q, hits in seq]
         preds: dict[str, Prediction] = {}
         errors: dict[str, str] = {}

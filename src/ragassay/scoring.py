@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 from . import progress as stages
 from .answer.prompt import TOKENIZER, build_prompt, count_tokens
 from .checks import question_checks
+from .collector import collector_paused
 from .config import EvalConfig
 from .contexts import place_texts
 from .diagnose import Case, claim_evidence, diagnose
 from .executor import Executor, LocalExecutor, split
-from .executor.base import collector_paused
 from .inputs import Inputs, Predicted
 from .metrics.answer import DEFAULT_DECLINE_PHRASES, AnswerScores, score_answer
 from .metrics.retrieval import retrieval_scores
@@ -183,7 +183,7 @@ def score(cfg: EvalConfig, inputs: Inputs, predicted: Predicted, *, k: int,
               predicted.errors.get(q.question_id, NO_PREDICTION)) for q in inputs.questions]
     # the collector paused over all units (see _score_unit), not once per unit: each
     # resumption set off a full collection of everything loaded
-    with stages.bar("scoring", len(items)) as bar, collector_paused(True):
+    with stages.bar("scoring", len(items)) as bar, collector_paused():
         timed = executor.map(partial(_score_unit, k=k, threshold=threshold), items,
                              work_of(executor, cfg, inputs),
                              chunk_size=executor.unit_size(len(items), most=SCORE_BATCH),
@@ -201,7 +201,7 @@ def _score_unit(work: Work, chunk: list[tuple[Question, Prediction | None, Ranki
     every loaded input again for no garbage (a fifth of the stage's time)."""
     out = []
     settings = _Settings.of(work.cfg, k)
-    with collector_paused(True):
+    with collector_paused():
         for q, pred, ranking, not_measured in chunk:
             t0 = time.perf_counter()
             result = _score_one(work.cfg, settings, work.inputs, q, pred, k=k,
