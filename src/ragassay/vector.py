@@ -62,6 +62,7 @@ snapped exact ones, and are not covered by the guarantee above; it is used only 
 from __future__ import annotations
 
 import contextlib
+import functools
 import mmap
 import os
 from collections.abc import Iterable, Sequence
@@ -354,13 +355,21 @@ _ONE_BLAS_THREAD_UP_TO = 1 << 24
 _THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
+@functools.cache
+def _thread_pools() -> Any:
+    """The BLAS libraries loaded (numpy's), found once: a look costs a millisecond or two."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
 def _blas_threads(values: int) -> contextlib.AbstractContextManager[Any]:
     """One BLAS thread while a search of ``values`` row values runs (see above)."""
     if values > _ONE_BLAS_THREAD_UP_TO or any(v in os.environ for v in _THREAD_VARIABLES):
         return contextlib.nullcontext()
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1, user_api="blas")
+    limit: contextlib.AbstractContextManager[Any] = _thread_pools().limit(
+        limits=1, user_api="blas")
+    return limit
 
 
 def _margin(center: float, bound: float) -> float:
