@@ -200,9 +200,10 @@ def summarize(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult], *,
               timings: Mapping[str, Any] | None = None, notes: Sequence[str] = ()
               ) -> RunMetrics:
     """Aggregates, totals, counts and provenance of scored questions: ``metrics.json``."""
-    columns = {("retrieval", name): [r.retrieval.get(name) for r in results]
+    measured = [r.retrieval for r in results], [r.scores for r in results]
+    columns = {("retrieval", name): [values.get(name) for values in measured[0]]
                for name in cfg.metrics.retrieval}
-    columns.update({("answer", name): [r.scores.get(name) for r in results]
+    columns.update({("answer", name): [values.get(name) for values in measured[1]]
                     for name in cfg.metrics.answer})
     aggs = aggregates(cfg, results, columns)
     retrieval = {name: aggs["retrieval", name] for name in cfg.metrics.retrieval}
