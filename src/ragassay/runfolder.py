@@ -11,7 +11,8 @@ Files: ``metrics.json`` (:class:`RunMetrics`, with ``schema_version``), and per 
 for a question with at least one failure label, ``failure_cases.jsonl`` (:class:`FailureRow`);
 ``chunks.jsonl`` (:class:`ChunkTextRow`) holds the text of every chunk the questions refer to
 (retrieved, gold, in the context or cited), so ``ragassay report RUN_DIR`` can show chunk
-texts later without the index (a folder without it reads with no chunk texts);
+texts later without the index (a folder without it reads with no chunk texts); the
+question's record and these row models live in :mod:`ragassay.runrows` (named here too);
 ``summary.md`` and ``report.html`` are views rendered from the same record by
 :mod:`ragassay.report` and handed to the writer (``RunResult.views``): the record does not
 render itself. A run of a system under test also keeps what the system returned, as
@@ -23,8 +24,9 @@ again, without the system.
 from __future__ import annotations
 
 import contextlib
+import gc
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -33,7 +35,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .atomic import FolderWriter, recover, write_folder
-from .checks import Checks, Totals
+from .checks import Totals
 from .errors import InputError
 from .jsonio import (
     batched,
@@ -43,7 +45,16 @@ from .jsonio import (
     read_json,
     write_jsonl,
 )
-from .schema import Answer, Prediction, StrictBool
+from .runrows import AnswerRow as AnswerRow
+from .runrows import ChunkTextRow as ChunkTextRow
+from .runrows import FailureRow as FailureRow
+from .runrows import QuestionResult as QuestionResult
+from .runrows import RankedChunk as RankedChunk
+from .runrows import RetrievedRow as RetrievedRow
+from .runrows import RunModel, question_rows
+from .runrows import referenced_chunk_ids as referenced_chunk_ids
+from .runrows import referenced_chunk_texts as referenced_chunk_texts
+from .schema import Prediction
 from .termsafe import unsafe_chars
 
 RUN_SCHEMA_VERSION = 1
@@ -58,14 +69,10 @@ SYSTEM_JSON = "system.json"
 GROUPS = ("retrieval", "answer")
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-
 # --- metrics.json ----------------------------------------------------------------------
 
 
-class Aggregate(_Model):
+class Aggregate(RunModel):
     """Mean over the questions where the metric was measured, with a bootstrap 95% CI;
     ``missing`` questions were not measured, ``missing_reasons`` says why (reason → count)."""
 
@@ -77,7 +84,7 @@ class Aggregate(_Model):
     missing_reasons: dict[str, int] = Field(default_factory=dict)
 
 
-class Counts(_Model):
+class Counts(RunModel):
     questions: int
     answerable: int
     unanswerable: int
@@ -96,7 +103,7 @@ class Provenance(BaseModel):
     seed: int = 0
 
 
-class RunMetrics(_Model):
+class RunMetrics(RunModel):
     """``metrics.json``."""
 
     schema_version: Literal[1]
@@ -128,147 +135,6 @@ class RunMetrics(_Model):
         return {**self.retrieval, **self.answer}
 
 
-# --- per question ----------------------------------------------------------------------
-
-
-class RankedChunk(_Model):
-    rank: int
-    chunk_id: str
-    score: float | None
-    gold: StrictBool
-
-
-class QuestionResult(_Model):
-    """Everything measured for one question (the three row files are views of it)."""
-
-    question_id: str
-    question: str
-    topic: str | None = None
-    answerable: StrictBool
-    gold_grades: dict[str, int]  # the relevant gold chunks (grade >= 1), as anchored
-    # gold chunk → the gold chunk it stands for: several holders of one label are one item
-    gold_alternatives: dict[str, str] = Field(default_factory=dict)
-    retrieved: list[RankedChunk]  # de-duplicated ranking the question is judged on
-    gold_rank_in_index: dict[str, int] = Field(default_factory=dict)
-    retrieval: dict[str, float | int | None]
-    answer: Answer | None  # None: no prediction
-    context_chunk_ids: list[str]
-    scores: dict[str, Any]
-    missing: dict[str, str] = Field(default_factory=dict)  # metric → why not measured
-    usage: dict[str, Any] | None = None
-    judge: dict[str, Any] | None = None
-    claims: dict[str, Any] | None = None  # claim verdicts (ragassay.claims.verify)
-    latency_ms: dict[str, float] | float | None = None
-    failures: dict[str, dict[str, Any]] = Field(default_factory=dict)  # label → evidence
-    checks: Checks
-    not_measured: str | None = None  # why the question has no result at all
-
-    @property
-    def gold_chunk_ids(self) -> list[str]:
-        return list(self.gold_grades)
-
-    @property
-    def measured(self) -> bool:
-        return self.not_measured is None
-
-
-class RetrievedRow(_Model):
-    run_id: str
-    question_id: str
-    question: str
-    gold_grades: dict[str, int]
-    gold_alternatives: dict[str, str] = Field(default_factory=dict)
-    retrieved: list[RankedChunk]
-    gold_rank_in_index: dict[str, int]
-    metrics: dict[str, float | int | None]
-
-
-class AnswerRow(_Model):
-    run_id: str
-    question_id: str
-    question: str
-    topic: str | None
-    answerable: StrictBool
-    answer: Answer | None
-    context_chunk_ids: list[str]
-    scores: dict[str, Any]
-    missing: dict[str, str]
-    usage: dict[str, Any] | None
-    judge: dict[str, Any] | None
-    claims: dict[str, Any] | None = None
-    latency_ms: dict[str, float] | float | None
-    checks: Checks
-    not_measured: str | None
-
-
-class FailureRow(_Model):
-    """A question's failure labels with their evidence, and a few facts to read it by."""
-
-    run_id: str
-    question_id: str
-    question: str
-    answerable: StrictBool
-    failure_types: list[str]
-    evidence: dict[str, dict[str, Any]]
-    rank: int | None
-    gold_chunk_ids: list[str]
-    top_chunk_ids: list[str]
-    answer_status: str | None
-    answer_text: str | None
-    groundedness_reason: str | None
-
-
-class ChunkTextRow(_Model):
-    """``chunks.jsonl``: the text of one chunk a question refers to."""
-
-    chunk_id: str
-    text: str
-
-
-def referenced_chunk_ids(q: QuestionResult) -> list[str]:
-    """The chunks a question refers to: retrieved, gold, in its context, cited."""
-    cited = q.scores.get("cited_ids") or []
-    ids = [c.chunk_id for c in q.retrieved] + list(q.gold_grades) + q.context_chunk_ids
-    ids += [str(c) for c in cited] if isinstance(cited, list) else []
-    if q.answer is not None:
-        ids += [c.chunk_id for c in q.answer.citations]
-    return list(dict.fromkeys(ids))
-
-
-def referenced_chunk_texts(questions: list[QuestionResult], texts: dict[str, str]
-                           ) -> dict[str, str]:
-    """``{chunk_id: text}`` of the chunks the questions refer to, by chunk id (the same for
-    any order of the questions)."""
-    ids = {cid for q in questions for cid in referenced_chunk_ids(q) if cid in texts}
-    return {cid: texts[cid] for cid in sorted(ids)}
-
-
-def _rank(value: float | int | None) -> int | None:
-    return None if value is None else int(value)
-
-
-def _rows(run_id: str, q: QuestionResult) -> tuple[RetrievedRow, AnswerRow, FailureRow | None]:
-    base = {"run_id": run_id, "question_id": q.question_id, "question": q.question}
-    retrieved = RetrievedRow(**base, gold_grades=q.gold_grades,
-                             gold_alternatives=q.gold_alternatives, retrieved=q.retrieved,
-                             gold_rank_in_index=q.gold_rank_in_index, metrics=q.retrieval)
-    answer = AnswerRow(**base, topic=q.topic, answerable=q.answerable, answer=q.answer,
-                       context_chunk_ids=q.context_chunk_ids, scores=q.scores,
-                       missing=q.missing, usage=q.usage, judge=q.judge,
-                       claims=q.claims, latency_ms=q.latency_ms, checks=q.checks,
-                       not_measured=q.not_measured)
-    failure = None
-    if q.failures:
-        failure = FailureRow(
-            **base, answerable=q.answerable, failure_types=list(q.failures),
-            evidence=q.failures, rank=_rank(q.retrieval.get("rank")),
-            gold_chunk_ids=q.gold_chunk_ids, top_chunk_ids=[c.chunk_id for c in q.retrieved[:3]],
-            answer_status=q.answer.status if q.answer else None,
-            answer_text=q.answer.text if q.answer else None,
-            groundedness_reason=q.scores.get("groundedness_reason"))
-    return retrieved, answer, failure
-
-
 # In UTF-8 bytes, not characters: a folder name may have 255 bytes, and a Korean character
 # takes 3 (128 Hangul characters would be 384 bytes). 128 leaves room for the suffixes of
 # ragassay's temporary siblings and for a sweep's run names.
@@ -293,6 +159,21 @@ def check_run_id(run_id: str, what: str = "--run-id") -> None:
     if run_id.startswith(".") or any(c in run_id for c in "/\\"):
         raise InputError(what, f"invalid run id {run_id!r}: use a plain folder name (no path "
                          "separator or leading dot)")
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector held off while a run folder is written: the writer makes
+    hundreds of thousands of short-lived rows and texts (freed by reference counting, none in
+    a cycle), and each collection they set off walks every record of the run again (1.3 s
+    of the 3 s a 6,000-question folder took)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 # --- the record ------------------------------------------------------------------------
@@ -334,7 +215,8 @@ class RunResult:
         record's files, then each view (``views``, else the result's own), then
         ``metrics.json``."""
         chosen = self.views if views is None else views
-        self.folder = write_folder(folder, partial(self._fill, views=chosen), force=force)
+        with _collector_paused():
+            self.folder = write_folder(folder, partial(self._fill, views=chosen), force=force)
         return self.folder
 
     def _fill(self, out: FolderWriter, views: Mapping[str, View]) -> None:
@@ -345,10 +227,10 @@ class RunResult:
             files = [stack.enter_context(out.open(name))
                      for name in (RETRIEVED_JSONL, ANSWERS_JSONL, FAILURES_JSONL)]
             for batch in batched(self.questions, 1000):
-                rows = [_rows(self.run_id, q) for q in batch]
+                rows = [question_rows(self.run_id, q) for q in batch]
                 for i, fh in enumerate(files):
-                    write_jsonl(fh, (row.model_dump(mode="json") for r in rows
-                                     if (row := r[i]) is not None), batch=len(batch))
+                    write_jsonl(fh, (row for r in rows if (row := r[i]) is not None),
+                                batch=len(batch))
         with out.open(CHUNKS_JSONL) as fh:
             write_jsonl(fh, ({"chunk_id": cid, "text": text}
                              for cid, text in self.chunk_texts.items()))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -188,22 +189,63 @@ def test_the_raylets_errors_stay_off_stdout(local_ray: None,
 
 
 @pytest.mark.skipif(not HAS_RAY, reason="the ray extra is not installed")
-@pytest.mark.parametrize("address", [None, "10.9.9.9:6379"])
-def test_a_ray_that_does_not_start_is_one_line_and_exit_2(tmp_path: Path,
-                                                          address: str | None) -> None:
+@pytest.mark.parametrize("join", [False, True])
+def test_a_ray_that_does_not_start_is_one_line_and_exit_2(tmp_path: Path, join: bool) -> None:
     """ray.init raising (a cluster that cannot be joined, a local Ray that does not start):
     one line naming the field, the first line of Ray's message and what to do; exit 2 also
-    with --gate (the gate never ran)."""
-    extra = "" if address is None else f"  address: {address}\n"
-    config = fixture_config(tmp_path)
-    config.write_text(config.read_text(encoding="utf-8")
-                      + f"executor:\n  kind: ray\n  workers: 1\n{extra}", encoding="utf-8")
-    done = run_program(tmp_path, RAY_FAILS, "run", "-c", str(config), "--output-root",
-                       str(tmp_path / "runs"), "--run-id", "r1", "--no-progress", "--gate")
+    with --gate (the gate never ran). The cluster's address accepts connections (a listener
+    of the test's), so the run reaches ray.init."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        address = f"127.0.0.1:{listener.getsockname()[1]}"
+        extra = f"  address: {address}\n" if join else ""
+        config = fixture_config(tmp_path)
+        config.write_text(config.read_text(encoding="utf-8")
+                          + f"executor:\n  kind: ray\n  workers: 1\n{extra}", encoding="utf-8")
+        done = run_program(tmp_path, RAY_FAILS, "run", "-c", str(config), "--output-root",
+                           str(tmp_path / "runs"), "--run-id", "r1", "--no-progress", "--gate")
     assert done.returncode == 2, done.stderr
-    field = "executor.kind: could not start a local Ray" if address is None else \
-        f"executor.address: could not join the Ray cluster at {address}"
+    field = f"executor.address: could not join the Ray cluster at {address}" if join else \
+        "executor.kind: could not start a local Ray"
     assert_one_line(done.stderr, field, "Failed to connect to GCS at 10.9.9.9:6379 within 5 "
                     "seconds.", "--executor process")
     assert "Last 10 lines" not in done.stderr  # Ray's first line only
     assert not (tmp_path / "runs" / "r1").exists()
+
+
+def _closed_port() -> int:
+    """A loopback port where nothing listens (bound, then closed)."""
+    with socket.create_server(("127.0.0.1", 0)) as s:
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.skipif(not HAS_RAY, reason="the ray extra is not installed")
+def test_a_cluster_address_where_nothing_listens_fails_at_once(tmp_path: Path) -> None:
+    """Ray's own connect loop retries for minutes at an address where nothing listens; the
+    run refuses it before ray.init, in one line and exit 2 (the real ray, nothing faked)."""
+    address = f"127.0.0.1:{_closed_port()}"
+    config = fixture_config(tmp_path)
+    config.write_text(config.read_text(encoding="utf-8") + "executor:\n  kind: ray\n"
+                      f"  workers: 1\n  address: {address}\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "ragassay.cli", "run", "-c", str(config),
+                           "--output-root", str(tmp_path / "runs"), "--run-id", "r1",
+                           "--no-progress"], cwd=tmp_path, text=True, capture_output=True,
+                          timeout=120, check=False)
+    assert done.returncode == 2, done.stderr
+    assert_one_line(done.stderr, f"executor.address: could not join the Ray cluster at "
+                    f"{address}: nothing accepts a connection at {address}", "--executor process")
+    assert not (tmp_path / "runs" / "r1").exists()
+
+
+def test_probe_address_reads_the_forms_ray_takes() -> None:
+    """host:port and ray://host:port are probed; "auto" and other forms are Ray's to read."""
+    from ragassay.executor.rayactors import probe_address
+
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        probe_address(f"127.0.0.1:{port}")
+        probe_address(f"ray://localhost:{port}")
+    closed = _closed_port()
+    for address in (f"127.0.0.1:{closed}", f"ray://127.0.0.1:{closed}", f"[::1]:{closed}"):
+        with pytest.raises(InputError, match="nothing accepts a connection"):
+            probe_address(address)
+    probe_address("auto")  # no error: left to Ray

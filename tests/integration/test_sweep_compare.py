@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from builders import CONTRACT_CONFIG, ROOT
+from builders import CONTRACT_CONFIG, ROOT, rooted_config, write_config
 from typer.testing import CliRunner
 
 from ragassay.cli import app
@@ -163,6 +163,28 @@ def test_compare_two_runs(tmp_path: Path, at_root: None) -> None:
     bad = runner.invoke(app, ["compare", str(tmp_path / "k10"), str(tmp_path / "k3"), "-m",
                               "recal"])
     assert bad.exit_code == 2 and "unknown metric" in bad.output
+
+
+def test_compare_pairs_the_default_measures_of_two_depths(tmp_path: Path) -> None:
+    """Without ``metrics.retrieval`` each run measures at its own k (recall@3 at k=3,
+    recall@2 at k=2): the comparison pairs a measure with the same measure cut at the
+    candidate's depth, as a k=3 baseline's recall@3 is a recall@2 on a k=2 run."""
+    plain = rooted_config()
+    del plain["metrics"]["retrieval"]
+    config = write_config(plain, tmp_path / "config.yaml")
+    for k in (3, 2):
+        run_evaluation(load_config(config, {"pipeline.top_k": k}), run_id=f"k{k}",
+                       output_root=tmp_path)
+    out = tmp_path / "cmp.json"
+    result = runner.invoke(app, ["compare", str(tmp_path / "k3"), str(tmp_path / "k2"),
+                                 "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    comparisons = {c["metric"]: c for c in json.loads(out.read_text())["comparisons"]}
+    assert {"recall_at_3", "mrr_at_3", "ndcg_at_3"} <= set(comparisons)
+    recall = comparisons["recall_at_3"]
+    assert recall["depths"] == ["recall@3", "recall@2"]
+    assert recall["n"] == 13  # every answerable question paired (nothing paired before)
+    assert "nothing paired" not in result.output
 
 
 def test_exported_trec_files_agree_with_pytrec_eval(tmp_path: Path, at_root: None) -> None:

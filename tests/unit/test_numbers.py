@@ -312,3 +312,13 @@ def test_a_text_supports_its_own_numbers(text: str) -> None:
     spans = [x.span for x in found]
     assert spans == sorted(spans)
     assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False))
+
+
+def test_a_numeral_with_several_separators_before_uhr_is_no_clock_time() -> None:
+    """``9.30 Uhr`` is 09:30; ``1.000,509 Uhr`` and ``1.000.000 Uhr`` are no clock time (they
+    raised ValueError, ending the run): the number alone, without a unit."""
+    for text, value in (("um 1.000,509 Uhr", "1000.509"), ("1.000.000 Uhr", "1000000")):
+        (q,) = extract_numbers(text)
+        assert (q.value, q.unit) == (Decimal(value), None)
+    (q,) = extract_numbers("9.30 Uhr")
+    assert (q.value, q.unit) == (Decimal(930), "time")

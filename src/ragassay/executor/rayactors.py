@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import re
+import socket
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -54,12 +56,38 @@ def first_line(exc: BaseException, most: int = 300) -> str:
     return text if len(text) <= most else text[: most - 1] + "…"
 
 
+# ``host:port`` or ``ray://host:port`` (host a name, an IPv4 address or ``[IPv6]``)
+_HOST_PORT = re.compile(r"(?:ray://)?(\[[0-9A-Fa-f:.]+\]|[^\s:/\[\]]+):(\d{1,5})")
+PROBE_TIMEOUT_S = 5.0
+
+
+def probe_address(address: str, timeout_s: float = PROBE_TIMEOUT_S) -> None:
+    """Refuse a cluster address where nothing accepts a connection, before ``ray.init``:
+    Ray's own connect loop retries for minutes there (and a shorter limit of its own ends
+    the process from C++). Any other form (``auto``) is left to Ray."""
+    m = _HOST_PORT.fullmatch(address.strip())
+    if m is None:
+        return
+    host, port = m.group(1).strip("[]"), int(m.group(2))
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            pass
+    except OSError as exc:
+        why = f"no answer within {timeout_s:g} s" if isinstance(exc, TimeoutError) else \
+            (exc.strerror or type(exc).__name__)
+        raise InputError("executor.address", f"could not join the Ray cluster at {address}: "
+                         f"nothing accepts a connection at {host}:{port} ({why}): check that "
+                         "the cluster runs and the address, or use --executor process") from None
+
+
 def start_ray(workers: int, address: str | None) -> None:
     """Join the cluster at ``address``, or start a local Ray with ``workers`` CPUs. Any
     failure is the user's environment: an :class:`InputError` (exit 2) naming the field
     and what to do, with the first line of Ray's own message."""
     import ray
 
+    if address:
+        probe_address(address)
     try:
         if address:
             ray.init(address=address, log_to_driver=False, logging_level=logging.ERROR)

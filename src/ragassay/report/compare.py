@@ -77,8 +77,9 @@ def compare_runs(run_dirs: list[Path], *, metrics: list[str] | None = None,
     ks = [r.totals.k for r in results]
     for i, cand in enumerate(runs[1:], start=1):
         for name in names:
+            other = paired_name(name, ks[i], cand["per_question"])
             res = compare_paired(runs[0]["per_question"].get(name, {}),
-                                 cand["per_question"].get(name, {}), seed=seed)
+                                 cand["per_question"].get(other, {}), seed=seed)
             comparisons.append({"baseline": str(runs[0]["dir"]), "candidate": str(cand["dir"]),
                                 "metric": name, "depths": [depth_name(name, ks[0]),
                                                            depth_name(name, ks[i])], **res})
@@ -125,6 +126,22 @@ def depth_name(name: str, k: int) -> str:
     if m.cutoff is None or not isinstance(m.cutoff, int):
         return name
     return f"{m.name}@{min(m.cutoff, k)}"
+
+
+def paired_name(name: str, k: int, measured: dict[str, Any]) -> str:
+    """The candidate's measure that pairs with the baseline's ``name``: ``name`` itself, or,
+    when a run of top ``k`` did not measure it under that name, the same measure cut at
+    ``k`` — what ``name`` is at that depth (:func:`depth_name`): a k=2 run's ``recall_at_2``
+    for a k=3 baseline's ``recall_at_3`` (the default measures follow each run's k)."""
+    if name in measured:
+        return name
+    try:
+        m = Measure.parse(name)
+    except ValueError:
+        return name
+    if not isinstance(m.cutoff, int) or isinstance(m.cutoff, bool) or m.cutoff <= k:
+        return name
+    return str(Measure(m.name, k))
 
 
 def metric_label(c: dict[str, Any]) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from decimal import Decimal
 
 from .quantity import DATE, Quantity
@@ -49,19 +49,30 @@ _DIGIT = re.compile(r"\d")
 
 # What each pattern cannot match without (a pattern's month name is a whole ``\w+`` word:
 # a word boundary or a blank on either side): a text without it skips the pattern.
-_EN_MONTH_WORDS = frozenset(_EN_MONTHS)
-_ANY_MONTH_WORDS = frozenset(_DE_MONTHS) | _EN_MONTH_WORDS
+EN_MONTH_WORDS = frozenset(_EN_MONTHS)
+DE_MONTH_WORDS = frozenset(_DE_MONTHS)
+_ANY_MONTH_WORDS = DE_MONTH_WORDS | EN_MONTH_WORDS
 _NEEDS: tuple[tuple[str, frozenset[str] | None], ...] = (
     ("-", None), ("/", None), (".", None), (".", None), ("월", None), ("년", None),
-    (".", frozenset(_DE_MONTHS)), ("", _ANY_MONTH_WORDS), ("", _EN_MONTH_WORDS),
-    ("", _EN_MONTH_WORDS))
+    (".", DE_MONTH_WORDS), ("", _ANY_MONTH_WORDS), ("", EN_MONTH_WORDS),
+    ("", EN_MONTH_WORDS))
+# The same needs as fields of a text's cues (`cues.Cues`), pattern by pattern.
+DATE_CUES = ("iso", "slash", "dotted", "dotted", "wol", "nyeon", "de_month", "any_month",
+             "en_month", "en_month")
 _WORDS = re.compile(r"\w+")
 
 
-def find_dates(text: str) -> Iterator[Quantity]:
+def find_dates(text: str, wanted: Sequence[bool] | None = None) -> Iterator[Quantity]:
     """Every date the patterns find in ``text`` (value ``yyyymmdd``, a missing part 0):
     :func:`find_dates_reference`'s dates, in its order. Fast because a pattern whose
-    separator or month name the text lacks is not run (most texts hold no date at all)."""
+    separator or month name the text lacks is not run (most texts hold no date at all).
+    ``wanted`` (one flag per pattern, the text's cues named by :data:`DATE_CUES`) says
+    which patterns can match; a pattern not wanted is not run."""
+    if wanted is not None:
+        for pattern, want in zip(_DATE_PATTERNS, wanted, strict=True):
+            if want:
+                yield from _dates_of(pattern, text)
+        return
     if not _DIGIT.search(text):
         return  # every date pattern holds a digit
     words: set[str] | None = None

@@ -3,14 +3,41 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from decimal import Decimal
 
 from .quantity import TIME, Quantity
-from .units import PREFIX_CURRENCY_RE, PREFIX_FAMILY, match_unit
+from .units import PREFIX_CURRENCY_RE, PREFIX_FAMILY, match_unit, match_unit_reference
 
 # --- numerals -------------------------------------------------------------------------
 
 NUMERAL_RE = re.compile(r"(?<![^\W\uac00-\ud7a3]|[.,])\d+(?:[.,]\d+)*")
+_DIGIT_RUN = re.compile(r"\d+(?:[.,]\d+)*")  # NUMERAL_RE without its look-behind
+
+
+def numerals(text: str) -> list[re.Match[str]]:
+    """The matches of :data:`NUMERAL_RE` in ``text``, in order.
+
+    Hand-written: the look-behind that opens the pattern is tried at every character
+    (5 µs a text); the rest of the pattern starts with a digit, which the regex engine
+    finds fast. Filtering its matches is the same: inside a match every character follows
+    a digit or a separator, where the look-behind fails too."""
+    return [m for m in _DIGIT_RUN.finditer(text) if _may_start_numeral(text, m.start())]
+
+
+def _may_start_numeral(text: str, start: int) -> bool:
+    """NUMERAL_RE's look-behind: not after a separator or a word character but Hangul."""
+    if not start:
+        return True
+    before = text[start - 1]
+    return not (before in ".," or ((before.isalnum() or before == "_")
+                                   and not "\uac00" <= before <= "\ud7a3"))
+
+
+def numerals_reference(text: str) -> list[re.Match[str]]:
+    """The plain version of :func:`numerals`, kept as the reference its tests compare it
+    with."""
+    return list(NUMERAL_RE.finditer(text))
 
 
 def parse_numeral(s: str, lang: str = "en") -> tuple[Decimal, tuple[Decimal, ...]] | None:
@@ -105,19 +132,73 @@ def _numeral_at(text: str, m: re.Match[str], lang: str) -> tuple[Decimal, tuple[
 _LATIN_LETTERS = re.compile(r"[A-Za-z\u00c0-\u024f]+")
 
 
-def numeral_quantity(text: str, m: re.Match[str], lang: str) -> Quantity | None:
+def language_matters(numeral: str) -> bool:
+    """Whether :func:`parse_numeral` reads ``numeral`` differently in some language: a single
+    separator followed by exactly three digits (``1.000``, ``3,000``), not after ``0``."""
+    if numeral.count(".") + numeral.count(",") != 1:
+        return False
+    a, b = re.split(r"[.,]", numeral)
+    return len(b) == 3 and 1 <= len(a) <= 3 and bool(a.strip("0"))
+
+
+# What can follow a plain integer and change it: a German price dash or a Korean multiplier
+# (attached), or a blank and then a Latin multiplier word.
+_ATTACHED_MULT = frozenset(",천백만억조")
+_BLANK = frozenset(" \t")
+_LATIN_MULT_NEXT = frozenset(" \tMTbmt")  # a blank, or the first letter of a multiplier
+_CURRENCY_LAST = frozenset("€$₩£RDW \t\n")  # PREFIX_CURRENCY_RE's match ends the window
+
+
+def numeral_quantity(text: str, m: re.Match[str],
+                     language: Callable[[], str]) -> Quantity | None:
+    """The quantity the numeral ``m`` writes (with its multipliers and unit), or None when
+    it is no number (``1.2.3``, ``2FA``): :func:`numeral_quantity_reference`'s answer, the
+    text's language asked for (``language()``) only when the numeral's reading needs it.
+
+    Hand-written for the plain integer without a multiplier (most numerals): the reference
+    path cost 0.8 s on a 6,000-question run."""
+    digits = m.group()
+    start, end = m.span()
+    if "." in digits or "," in digits or text[end:end + 1] in _ATTACHED_MULT:
+        return numeral_quantity_reference(
+            text, m, language() if language_matters(digits) else "en")
+    if (text[end:end + 1] in _BLANK and text[end + 1:end + 2] in _LATIN_MULT_NEXT
+            and _LATIN_MULT_RE.match(text, end)):
+        return numeral_quantity_reference(text, m, "en")
+    value = Decimal(digits)
+    unit, unit_end = match_unit(text, end)
+    if unit is None:
+        if _LATIN_LETTERS.match(text, end):
+            return None  # "2FA", "5G", "1st": an identifier or ordinal, not a quantity
+        if start and text[start - 1] in _CURRENCY_LAST:
+            window = text[max(0, start - 4) : start]
+            pre = PREFIX_CURRENCY_RE.search(window)
+            if pre:
+                unit, start = PREFIX_FAMILY[pre.group(1)], start - len(window) + pre.start()
+    elif unit == TIME:  # "9 Uhr"
+        value = Decimal(int(digits) * 100)
+    end = unit_end if unit_end > end else end
+    return Quantity(value, unit, text[start:end], (start, end))
+
+
+def numeral_quantity_reference(text: str, m: re.Match[str], lang: str) -> Quantity | None:
+    """The plain version of :func:`numeral_quantity` (every multiplier and unit tried, the
+    language given), kept as the reference its tests compare it with."""
     parsed = _numeral_at(text, m, lang)
     if parsed is None:
         return None
     value, alts, end = parsed
-    unit, unit_end = match_unit(text, end)
+    unit, unit_end = match_unit_reference(text, end)
     if unit is None and end == m.end():
         glued = _LATIN_LETTERS.match(text, end)
         if glued:  # "2FA", "5G", "1st": an identifier or ordinal, not a quantity
             return None
     if unit == TIME:  # "9 Uhr", "9.30 Uhr"
         hours, _, minutes = m.group().replace(",", ".").partition(".")
-        value, alts = Decimal(int(hours) * 100 + int(minutes or 0)), ()
+        if hours.isdigit() and (minutes == "" or minutes.isdigit()):
+            value, alts = Decimal(int(hours) * 100 + int(minutes or 0)), ()
+        else:  # "1.000,509 Uhr" is no clock time: the number alone
+            unit, unit_end = None, end
     start = m.start()
     if unit is None:
         window = text[max(0, start - 4) : start]

@@ -53,4 +53,22 @@ def number_supported(q: Quantity, source_quantities: Sequence[Quantity]) -> bool
     Dates match dates part by part (a bare ``2026`` is supported by ``2026-07-01``); clock
     times match clock times only.
     """
+    if q.unit is not None or q.alternatives:
+        return any(_supports(src, q) for src in source_quantities)
+    # hand-written for a plain number without unit (most answer numbers): _supports per
+    # source number cost 0.2 s on a 6,000-question run
+    value = q.value
+    for src in source_quantities:
+        unit = src.unit
+        if unit == DATE:
+            if value in date_parts(src.value) and value:
+                return True
+        elif unit != TIME and src.value == value:
+            return True
+    return False
+
+
+def number_supported_reference(q: Quantity, source_quantities: Sequence[Quantity]) -> bool:
+    """The plain version of :func:`number_supported` (every pair compared by _supports),
+    kept as the reference its tests compare it with."""
     return any(_supports(src, q) for src in source_quantities)

@@ -58,6 +58,7 @@ _EN_VALUES = {w: i for i, w in enumerate(
 _EN_VALUES.update({w: 10 * i for i, w in enumerate(
     "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()) if i >= 2})
 _EN_SCALES = {"hundred": 100, "thousand": 1000}
+EN_NUMBER_WORDS = frozenset([*_EN_VALUES, *_EN_SCALES])
 _EN_RUN_RE = re.compile(
     r"\b(?:" + "|".join([*_EN_VALUES, *_EN_SCALES]) + r")(?:[- ](?:"
     + "|".join([*_EN_VALUES, *_EN_SCALES]) + r"))*\b",
@@ -127,18 +128,29 @@ def _counter_at(text: str, pos: int, counters: dict[str, str],
 
 # Every German number word, case-folded, holds one of these (the compound pattern's parts):
 # a text whose case-folded form holds none has no German number word.
-_DE_STEMS = re.compile("|".join(["ein", *(w for w in _DE_DIGITS if w != "ein"), "zehn",
-                                 "elf", "zwölf", *_DE_TENS, "hundert", "tausend"]))
+DE_STEMS = ("ein", *(w for w in _DE_DIGITS if w != "ein"), "zehn", "elf", "zwölf", *_DE_TENS,
+            "hundert", "tausend")
+_DE_STEMS = re.compile("|".join(DE_STEMS))
+# A German number word is one of these whole words or a compound, which holds "und",
+# "hundert" or "tausend" (einundzwanzig, zweihundert, dreitausend; "hundert" holds "und").
+DE_WHOLE_WORDS = frozenset(_DE_SIMPLE)
+DE_COMPOUND_PARTS = ("und", "tausend")
 _ANY_HANGUL = re.compile("[\uac00-\ud7a3]")
 
 
-def word_quantities(text: str) -> Iterator[Quantity]:
+def word_quantities(text: str, english: bool = True,
+                    others: bool | None = None) -> Iterator[Quantity]:
     """German, English and Korean number words; articles and Korean native numerals only
     with a unit after them: :func:`word_quantities_reference`'s, in its order. Fast because
     the word-by-word pass runs only on a text that holds Hangul or a German number word's
-    part (most texts hold neither)."""
-    yield from _english_words(text)
-    if _ANY_HANGUL.search(text) or _DE_STEMS.search(text.casefold()):
+    part (most texts hold neither). A caller that knows the text holds no English number
+    word (``english=False``), or whether it holds Hangul or a German part (``others``),
+    says so (the text's cues, `cues.Cues`)."""
+    if english:
+        yield from _english_words(text)
+    if others is None:
+        others = bool(_ANY_HANGUL.search(text) or _DE_STEMS.search(text.casefold()))
+    if others:
         yield from _word_by_word(text)
 
 
