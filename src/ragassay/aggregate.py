@@ -18,7 +18,7 @@ from .claimcheck import claims_summary
 from .config import EvalConfig
 from .diagnose import LABELS, UNOBSERVABLE, count_labels
 from .goldaudit import run_gold
-from .metrics.stats import aggregate
+from .metrics.stats import aggregate_many, aggregate_reference
 from .reasons import NO_PREDICTION, NOT_APPLICABLE
 from .runfolder import RUN_SCHEMA_VERSION, Aggregate, Counts, Provenance, QuestionResult, RunMetrics
 
@@ -27,17 +27,50 @@ if TYPE_CHECKING:
 
 
 
-def _aggregate(cfg: EvalConfig, results: Sequence[QuestionResult], name: str,
-               values: list[Any]) -> Aggregate:
-    # Keyed by question id: resampled in id order, whatever the questions file's order.
+def aggregates(cfg: EvalConfig, results: Sequence[QuestionResult],
+               columns: Mapping[tuple[str, str], list[Any]]) -> dict[tuple[str, str], Aggregate]:
+    """The :class:`Aggregate` of each column ``(section, measure) → value per result``
+    (``None``: not measured, with the result's ``missing`` reason). Keyed by question id:
+    resampled in id order, whatever the questions file's order (a repeated id counts its
+    last value, as a mapping would keep it); one call, so that measures with as many
+    measured questions share the bootstrap's draws."""
+    last = {r.question_id: i for i, r in enumerate(results)}
+    order = [last[q] for q in sorted(last, key=str)]
+    figures = aggregate_many({key: [values[i] for i in order] for key, values in columns.items()},
+                           seed=cfg.seed, n_resamples=cfg.metrics.bootstrap_resamples)
+    out: dict[tuple[str, str], Aggregate] = {}
+    for key, values in columns.items():
+        name = key[1]
+        reasons: dict[str, int] = {}
+        for r, v in zip(results, values, strict=True):
+            if v is None:
+                why = r.missing.get(name, "not measured")
+                reasons[why] = reasons.get(why, 0) + 1
+        out[key] = Aggregate.model_validate(
+            {**figures[key], "missing_reasons": dict(sorted(reasons.items()))})
+    return out
+
+
+def _aggregate_reference(cfg: EvalConfig, results: Sequence[QuestionResult], name: str,
+                         values: list[Any]) -> Aggregate:
+    """One column's :class:`Aggregate` by itself (the plain version of :func:`aggregates`)."""
     by_id = {r.question_id: v for r, v in zip(results, values, strict=True)}
-    agg = aggregate(by_id, seed=cfg.seed, n_resamples=cfg.metrics.bootstrap_resamples)
+    agg = aggregate_reference(by_id, seed=cfg.seed,
+                              n_resamples=cfg.metrics.bootstrap_resamples)
     reasons: dict[str, int] = {}
     for r, v in zip(results, values, strict=True):
         if v is None:
             why = r.missing.get(name, "not measured")
             reasons[why] = reasons.get(why, 0) + 1
     return Aggregate.model_validate({**agg, "missing_reasons": dict(sorted(reasons.items()))})
+
+
+def aggregates_reference(cfg: EvalConfig, results: Sequence[QuestionResult],
+                         columns: Mapping[tuple[str, str], list[Any]]
+                         ) -> dict[tuple[str, str], Aggregate]:
+    """:func:`aggregates` column by column, each resampled by itself."""
+    return {key: _aggregate_reference(cfg, results, key[1], values)
+            for key, values in columns.items()}
 
 
 def cost_summary(results: Sequence[QuestionResult]) -> dict[str, Any]:
@@ -109,8 +142,28 @@ def _failure_summary(results: Sequence[QuestionResult]) -> dict[str, Any]:
     }
 
 
-def _not_applicable(results: Sequence[QuestionResult], names: Iterable[str]
-                    ) -> dict[str, dict[str, int]]:
+def not_applicable(results: Sequence[QuestionResult], names: Iterable[str]
+                   ) -> dict[str, dict[str, int]]:
+    """Per measure (in ``names`` order), the count of each reason of :data:`NOT_APPLICABLE`
+    it was not measured for. One pass over the results' ``missing``, not one per measure."""
+    seen: dict[str, dict[str, int]] = {}
+    for r in results:
+        for name, why in r.missing.items():
+            if why in NOT_APPLICABLE:
+                counts = seen.setdefault(name, {})
+                counts[why] = counts.get(why, 0) + 1
+    out: dict[str, dict[str, int]] = {}
+    for name in names:
+        if name in seen:
+            into = out.setdefault(name, {})
+            for why, n in seen[name].items():
+                into[why] = into.get(why, 0) + n
+    return out
+
+
+def not_applicable_reference(results: Sequence[QuestionResult], names: Iterable[str]
+                             ) -> dict[str, dict[str, int]]:
+    """:func:`not_applicable` measure by measure (the plain version)."""
     out: dict[str, dict[str, int]] = {}
     for name in names:
         for r in results:
@@ -147,10 +200,14 @@ def summarize(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult], *,
               timings: Mapping[str, Any] | None = None, notes: Sequence[str] = ()
               ) -> RunMetrics:
     """Aggregates, totals, counts and provenance of scored questions: ``metrics.json``."""
-    retrieval = {name: _aggregate(cfg, results, name, [r.retrieval.get(name) for r in results])
-                 for name in cfg.metrics.retrieval}
-    answer = {name: _aggregate(cfg, results, name, [r.scores.get(name) for r in results])
-              for name in cfg.metrics.answer}
+    measured = [r.retrieval for r in results], [r.scores for r in results]
+    columns = {("retrieval", name): [values.get(name) for values in measured[0]]
+               for name in cfg.metrics.retrieval}
+    columns.update({("answer", name): [values.get(name) for values in measured[1]]
+                    for name in cfg.metrics.answer})
+    aggs = aggregates(cfg, results, columns)
+    retrieval = {name: aggs["retrieval", name] for name in cfg.metrics.retrieval}
+    answer = {name: aggs["answer", name] for name in cfg.metrics.answer}
     store = inputs.store
     meta = store.meta
     prov = {
@@ -182,7 +239,7 @@ def summarize(cfg: EvalConfig, inputs: Inputs, results: list[QuestionResult], *,
                       hit_policy=cfg.metrics.hit_policy,
                       right_by_claim_recall=cfg.metrics.right_by_claim_recall),
         retrieval=retrieval, answer=answer,
-        not_applicable=_not_applicable(results, [*cfg.metrics.retrieval, *cfg.metrics.answer]),
+        not_applicable=not_applicable(results, [*cfg.metrics.retrieval, *cfg.metrics.answer]),
         notes=list(notes),
         failures=_failure_summary(results),
         cost=cost_summary(results),

@@ -25,6 +25,8 @@ class _AnchorTexts:
         self._chunks: dict[str, SubstringIndex] = {}
         self._pairs: list[tuple[str, str, str]] | None = None  # (doc_id, chunk a, chunk b)
         self._joined: list[str] = []
+        self._doc_pairs: dict[str, range] = {}  # a document's rows of pairs
+        self._pair_forms: dict[str, list[str | None]] = {}  # formed on first use
         self._pair_texts: dict[str, SubstringIndex] = {}
 
     @classmethod
@@ -48,16 +50,32 @@ class _AnchorTexts:
         if self._pairs is None:
             self._pairs, self._joined = [], []
             for doc_id in dict.fromkeys(c.doc_id for c in self.index.chunks):
+                start = len(self._pairs)
                 for a, b, joined in _adjacent_pairs(self.index, doc_id):
                     self._pairs.append((doc_id, a, b))
                     self._joined.append(joined)
+                self._doc_pairs[doc_id] = range(start, len(self._pairs))
         return self._pairs
+
+    def doc_pairs(self, doc_id: str) -> range:
+        """The rows of ``doc_id``'s pairs in :meth:`pairs` (one document's are adjacent)."""
+        self.pairs()
+        return self._doc_pairs.get(doc_id, range(0))
+
+    def pair_text(self, by: str, row: int) -> str:
+        """The joined text of one pair in the form searched by ``by``: formed when first
+        read, as most pairs never are (a run is looked for in the labelled document)."""
+        self.pairs()
+        forms = self._pair_forms.setdefault(by, [None] * len(self._joined))
+        text = forms[row]
+        if text is None:
+            text = forms[row] = self.form_of(by)(self._joined[row])
+        return text
 
     def pair_texts(self, by: str) -> SubstringIndex:
         if by not in self._pair_texts:
-            self.pairs()
-            form = self.form_of(by)
-            self._pair_texts[by] = SubstringIndex([form(t) for t in self._joined])
+            self._pair_texts[by] = SubstringIndex(
+                [self.pair_text(by, r) for r in range(len(self.pairs()))])
         return self._pair_texts[by]
 
 
@@ -141,7 +159,7 @@ def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
     def order(doc_id: str) -> int | None:  # the labelled document first, then index order
         return -1 if doc_id == first else texts.doc_rank.get(doc_id)
 
-    here, elsewhere = _holders(label, by, index, texts, order)
+    here, elsewhere = _holders(needle, holds, by, index, texts, order)
     where = "" if not elsewhere else f"; it also stands in {len(elsewhere)} chunk(s) of other " \
         "documents (candidates, not gold)"
     if label.chunk_id in here:
@@ -158,7 +176,7 @@ def anchor_label(label: GoldEvidence, index: Index) -> AnchoredEvidence:
     if first is not None and here_doc != first:
         # The labelled document holds it in no single chunk: across its adjacent chunks
         # before any chunk of another document (those are about another document).
-        run = _run_in(first, label, by, index, texts)
+        run = _run_in(first, needle, holds, by, index, texts)
         if run:
             return _split(label, run, by, why, here + elsewhere)
     if here:
@@ -225,18 +243,18 @@ def chunk_tails(chunks: Sequence[Chunk]) -> list[str]:
     return out
 
 
-def _run_in(doc_id: str, label: GoldEvidence, by: str, index: Index,
+def _run_in(doc_id: str, needle: str, holds: Callable[[str], bool], by: str, index: Index,
             texts: _AnchorTexts) -> list[str]:
-    """The fewest adjacent chunks of ``doc_id`` that hold the label together, the first such
-    run in ``seq`` order (two chunks, then three, …; by ``required_terms``, two only); []
-    when none. A run's inner chunks lie inside the claim, so a run is read only while
-    they fit in it: a short claim costs one pass over the document's pairs."""
-    needle, holds = _needle(label, by)
-    pairs, pair_texts = texts.pairs(), texts.pair_texts(by)
-    two = [r for r in pair_texts.rows_with(needle)
-           if pairs[r][0] == doc_id and holds(pair_texts.texts[r])]
-    if two:
-        return [pairs[min(two)][1], pairs[min(two)][2]]
+    """The fewest adjacent chunks of ``doc_id`` that hold the label (``needle`` and
+    ``holds``, :func:`_needle`) together, the first such run in ``seq`` order (two chunks,
+    then three, …; by ``required_terms``, two only); [] when none. A run's inner chunks lie
+    inside the claim, so a run is read only while they fit in it: a short claim costs one
+    pass over the document's pairs."""
+    pairs = texts.pairs()
+    for r in texts.doc_pairs(doc_id):
+        text = texts.pair_text(by, r)
+        if needle in text and holds(text):
+            return [pairs[r][1], pairs[r][2]]
     if by != "support_claim":
         return []
     chunks = index.chunks_of(doc_id)
@@ -272,12 +290,12 @@ def _term_holders(label: GoldEvidence, index: Index, texts: _AnchorTexts) -> lis
             if holds(squashed[index.position(c.chunk_id)])]
 
 
-def _holders(label: GoldEvidence, by: str, index: Index, texts: _AnchorTexts,
-             order: Callable[[str], int | None]) -> tuple[list[str], list[str]]:
-    """The chunks holding the label by ``by``: those of the first document that has one
-    (``order``: the labelled document first, then index order), in ``seq`` order, and those
-    of the other documents, in that order."""
-    needle, holds = _needle(label, by)
+def _holders(needle: str, holds: Callable[[str], bool], by: str, index: Index,
+             texts: _AnchorTexts, order: Callable[[str], int | None]
+             ) -> tuple[list[str], list[str]]:
+    """The chunks holding the label (``needle`` and ``holds``, :func:`_needle`) by ``by``:
+    those of the first document that has one (``order``: the labelled document first, then
+    index order), in ``seq`` order, and those of the other documents, in that order."""
     chunk_texts = texts.chunks(by)
     found = {r for r in chunk_texts.rows_with(needle) if holds(chunk_texts.texts[r])}
     docs = sorted((o, d) for d in {index.chunks[r].doc_id for r in found}

@@ -14,7 +14,8 @@ from typing import Any
 from . import progress as stages
 from .answer.extractive import DECLINE_TEXT, ExtractiveAnswerer
 from .answer.llm import LLMAnswerer
-from .answer.prompt import build_prompt, count_tokens
+from .answer.prompt import prompt_tokens
+from .collector import collector_paused
 from .config import EvalConfig, locate
 from .endpoint import (
     EndpointConfig,
@@ -27,7 +28,7 @@ from .endpoint import (
 from .errors import InputError
 from .index import Index
 from .retrieve import Hit, Ranking, build_retriever
-from .schema import Answer, Prediction, Question, RetrievedChunk, Usage
+from .schema import Answer, Prediction, Question, Usage
 from .text import guess_language
 
 RETRIEVE_BATCH = 256  # queries per search call (the dense retriever's own batch size)
@@ -95,7 +96,8 @@ class Pipeline:
         return self.answerer
 
     def _answer_one(self, question: Question, hits: list[Hit]) -> Prediction:
-        retrieved = [RetrievedChunk(chunk_id=h.chunk_id, score=h.score) for h in hits]
+        # Validated by the Prediction, as dicts: a record each cost more (60,000 of them).
+        retrieved: list[Any] = [{"chunk_id": h.chunk_id, "score": h.score} for h in hits]
         if not hits:  # nothing to read: decline without calling the answerer (no tokens)
             text = DECLINE_TEXT[guess_language(question.question)]
             return Prediction(question_id=question.question_id, retrieved=retrieved,
@@ -114,9 +116,9 @@ class Pipeline:
             if "served_model" in reported:  # noted by the run: not the model it names
                 metadata["served_model"] = reported["served_model"]
         else:
-            answer = answerer.answer(question.question, context, [h.score for h in hits])
-            usage = Usage(prompt_tokens=count_tokens(build_prompt(question.question, context)),
-                          completion_tokens=count_tokens(answer.text), source="counted")
+            answer, completion_tokens = answerer.answer_counted(question.question, context)
+            usage = Usage(prompt_tokens=prompt_tokens(question.question, context),
+                          completion_tokens=completion_tokens, source="counted")
         ms = (time.perf_counter() - t0) * 1000
         return Prediction(question_id=question.question_id, retrieved=retrieved, answer=answer,
                           usage=usage, latency_ms={"answer": ms}, metadata=metadata)
@@ -153,7 +155,8 @@ class Pipeline:
         else:
             seq: Iterable[tuple[Question, list[Hit]]] = stages.track(items, "answering",
                                                                      enabled=on)
-            results = [self._answer_one(q, hits) for q, hits in seq]
+            with collector_paused():  # see ragassay.collector
+                results = [self._answer_one(q, hits) for q, hits in seq]
         preds: dict[str, Prediction] = {}
         errors: dict[str, str] = {}
         for (q, _), res in zip(items, results, strict=True):

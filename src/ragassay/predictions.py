@@ -75,12 +75,14 @@ def context_of(pred: Prediction, k: int, threshold: float | None = None) -> list
     """The chunk ids the answerer saw: the first k distinct retrieved ids, at or above the
     threshold when one is given (a hit without a score is kept only without a threshold)."""
     out: list[str] = []
+    seen: set[str] = set()
     for hit in pred.retrieved:
-        if hit.chunk_id in out:
+        if hit.chunk_id in seen:
             continue
         if threshold is not None and (hit.score is None or hit.score < threshold):
             continue
         out.append(hit.chunk_id)
+        seen.add(hit.chunk_id)
         if len(out) == k:
             break
     return out

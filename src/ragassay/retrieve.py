@@ -276,20 +276,23 @@ class VectorRetriever:
                track: Sequence[Iterable[int]] | None = None) -> list[Ranking]:
         out: list[Ranking] = []
         engine = self.search_engine
+        ids = [c.chunk_id for c in self.index.chunks]  # once per call, not once per hit
         for start in range(0, len(queries), self.batch_size):
             batch = list(queries[start : start + self.batch_size])
             q = self.embedder.embed_queries(batch).astype(np.float32, copy=False)
             if isinstance(engine, ExactSearch):
                 wanted = track[len(out) : len(out) + len(batch)] if track is not None else None
                 found, ranks = engine.search_tracked(q, k, wanted)
-                for i in range(len(batch)):
-                    positions, scores = found.positions[i], found.scores[i]
-                    if self.min_score is not None:  # float32 scores against it, as ever
-                        keep = scores >= self.min_score
-                        positions, scores = positions[keep], scores[keep]
-                    hits = [Hit(self.index.chunks[p].chunk_id, p, s) for p, s in
-                            zip(positions.tolist(), scores.tolist(), strict=True)]
-                    out.append(Ranking(hits=hits, ranks=ranks[i]))
+                if self.min_score is not None:  # float32 scores against it, as ever
+                    keep = found.scores >= self.min_score
+                    rows = [(p[m].tolist(), v[m].tolist()) for p, v, m in
+                            zip(found.positions, found.scores, keep, strict=True)]
+                else:  # the batch's lists at once: a conversion per query cost more
+                    rows = list(zip(found.positions.tolist(), found.scores.tolist(),
+                                    strict=True))
+                for (positions, scores), tracked in zip(rows, ranks, strict=True):
+                    hits = [Hit(ids[p], p, s) for p, s in zip(positions, scores, strict=True)]
+                    out.append(Ranking(hits=hits, ranks=tracked))
                 continue
             found = engine.search(q, k)
             for i in range(len(batch)):

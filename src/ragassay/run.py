@@ -7,7 +7,10 @@ no half-written folder.
 
 from __future__ import annotations
 
+import gc
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -83,6 +86,23 @@ def nfc_note(ids: list[str]) -> list[str]:
             f"one id written two ways is one id: {shown}"]
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused while a run evaluates (``gc.disable``), and
+    restored after. A run holds ever more objects (questions, rankings, predictions,
+    results, report rows) and CPython's collections traverse them again and again: on a
+    6,000-question run they took 3.9 s of 17 s of CPU, and the full ones freed nothing. A
+    run makes few reference cycles (the young collections freed 1,300 objects); they
+    wait for the collector's first pass after the run."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def default_run_id(mode: str) -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + f"-{mode}"
 
@@ -108,7 +128,7 @@ def run_evaluation(cfg: EvalConfig, *, run_id: str | None = None, force: bool = 
     check_run_id(run_id)
     run_dir = root / run_id
     # held from the check to the rename: a second run of this id at once is refused now
-    with claim(run_dir):
+    with claim(run_dir), collector_paused():
         if run_dir.exists() and not force:
             raise InputError(run_dir, "run id already used; choose another --run-id or pass "
                              "--force to replace it")

@@ -24,9 +24,8 @@ again, without the system.
 from __future__ import annotations
 
 import contextlib
-import gc
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -36,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .atomic import FolderWriter, recover, write_folder
 from .checks import Totals
+from .collector import collector_paused
 from .errors import InputError
 from .jsonio import (
     batched,
@@ -161,21 +161,6 @@ def check_run_id(run_id: str, what: str = "--run-id") -> None:
                          "separator or leading dot)")
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cycle collector held off while a run folder is written: the writer makes
-    hundreds of thousands of short-lived rows and texts (freed by reference counting, none in
-    a cycle), and each collection they set off walks every record of the run again (1.3 s
-    of the 3 s a 6,000-question folder took)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 # --- the record ------------------------------------------------------------------------
 
 
@@ -215,7 +200,7 @@ class RunResult:
         record's files, then each view (``views``, else the result's own), then
         ``metrics.json``."""
         chosen = self.views if views is None else views
-        with _collector_paused():
+        with collector_paused():  # see ragassay.collector
             self.folder = write_folder(folder, partial(self._fill, views=chosen), force=force)
         return self.folder
 

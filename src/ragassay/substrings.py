@@ -7,6 +7,12 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable
 from functools import partial
+from itertools import accumulate
+
+# Needles of several words found in the joined text before the word look-ups are built: the
+# look-ups cost as much as a few hundred finds (each a pass over every text), so texts asked
+# a handful of times never build them, and texts asked thousands of times lose little.
+FIND_FIRST = 32
 
 
 class SubstringIndex:
@@ -21,13 +27,19 @@ class SubstringIndex:
         self._words: dict[str, list[int]] | None = None
         self._affixes: tuple[_Affixes, _Affixes] | None = None
         self._joined: tuple[str, list[int]] | None = None
+        self._found = 0  # needles found in the joined text before the look-ups are built
 
     def words(self) -> dict[str, list[int]]:
         if self._words is None:
             words: dict[str, list[int]] = {}
+            get = words.get
             for row, text in enumerate(self.texts):
                 for w in set(text.split(" ")):
-                    words.setdefault(w, []).append(row)
+                    rows = get(w)
+                    if rows is None:
+                        words[w] = [row]
+                    else:
+                        rows.append(row)
             self._words = words
         return self._words
 
@@ -50,28 +62,47 @@ class SubstringIndex:
     def rows_with(self, needle: str) -> list[int]:
         """The rows whose text holds ``needle``, ascending.
 
-        A needle of two or more words: a text holding it holds each inner word as a whole
-        word, a word ending with the needle's first word and one beginning with its last
-        (texts and needle have single spaces), so only the rows meeting the most selective
-        of these, then the others while they stay selective, are checked. A single word:
-        every occurrence in the joined text, one per row. A needle holding the separator
-        (or none at all, or only spaces): every row checked.
+        A needle of three or more words: a text holding it holds each inner word as a whole
+        word, so only the rows holding the rarest of them, then the others while they stay
+        selective, are checked. Two words: a text holding them holds a word ending with the
+        first and one beginning with the second, found the same way. A single word: every
+        occurrence in the joined text, one per row. A needle holding the separator (or none
+        at all, or only spaces): every row checked. Until the look-ups are built (the
+        :data:`FIND_FIRST` first needles), every needle is found in the joined text.
         """
         if not needle or "\0" in needle:
             return [r for r, t in enumerate(self.texts) if needle in t]
         parts = needle.split(" ")
-        if len(parts) == 1:
+        if len(parts) == 1 or (self._words is None and self._found < FIND_FIRST):
+            self._found += 1
             return self._rows_in_joined(needle)
         words = self.words()
+        inner = set(parts[1:-1])
+        if inner:
+            postings = []
+            for w in inner:
+                rows_of = words.get(w)
+                if rows_of is None:
+                    return []  # a word no text has: no row
+                postings.append(rows_of)
+            postings.sort(key=len)
+            rows = set(postings[0])
+            for more in postings[1:]:
+                if len(rows) * 8 < len(more):  # reading the few texts costs less than this
+                    break
+                rows.intersection_update(more)
+            return sorted(r for r in rows if needle in self.texts[r])
+        return self._rows_by_affixes(needle, parts[0], parts[-1])
+
+    def _rows_by_affixes(self, needle: str, first: str, last: str) -> list[int]:
+        """The rows holding a two-word needle: by the words ending with its first piece
+        and those beginning with its last (an empty piece says nothing)."""
         starts_with, ends_with = self.affixes()
-        # (how many rows at most, the rows): a word's exact postings, or the postings of
-        # every word ending with the first piece / beginning with the last one.
+        # (how many rows at most, the rows): the postings of every word ending with the
+        # first piece / beginning with the last one
         sets: list[tuple[int, Callable[[], Iterable[int]]]] = [
-            (len(words[w]), partial(words.__getitem__, w)) if w in words else (0, list)
-            for w in set(parts[1:-1])]  # a word no text has: no row
-        for affix, piece in ((ends_with, parts[0]), (starts_with, parts[-1])):
-            if piece:  # an empty piece (a needle starting or ending with a space) says nothing
-                sets.append((affix.size(piece), partial(affix.rows, piece)))
+            (affix.size(piece), partial(affix.rows, piece))
+            for affix, piece in ((ends_with, first), (starts_with, last)) if piece]
         if not sets:
             return [r for r, t in enumerate(self.texts) if needle in t]
         sets.sort(key=lambda x: x[0])
@@ -81,6 +112,10 @@ class SubstringIndex:
                 break
             rows.intersection_update(getter())
         return sorted(r for r in rows if needle in self.texts[r])
+
+    def rows_with_reference(self, needle: str) -> list[int]:
+        """:meth:`rows_with` by reading every text (the plain version)."""
+        return [r for r, t in enumerate(self.texts) if needle in t]
 
     def _rows_in_joined(self, needle: str) -> list[int]:
         text, starts = self.joined()
@@ -140,12 +175,9 @@ class _Affixes:
 
     def __init__(self, postings: dict[str, list[int]], *, reverse: bool = False) -> None:
         self.reverse, self.postings = reverse, postings
-        keyed = sorted((w[::-1] if reverse else w, w) for w in postings)
-        self.keys = [k for k, _ in keyed]
-        self.words = [w for _, w in keyed]
-        self.counts = [0]
-        for w in self.words:
-            self.counts.append(self.counts[-1] + len(postings[w]))
+        self.keys = sorted(w[::-1] for w in postings) if reverse else sorted(postings)
+        self.words = [k[::-1] for k in self.keys] if reverse else self.keys
+        self.counts = [0, *accumulate(len(postings[w]) for w in self.words)]
 
     def _range(self, piece: str) -> tuple[int, int]:
         key = piece[::-1] if self.reverse else piece

@@ -61,7 +61,10 @@ snapped exact ones, and are not covered by the guarantee above; it is used only 
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import mmap
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -274,7 +277,35 @@ class ExactSearch:
                        ) -> tuple[Neighbours, list[dict[int, int]]]:
         """:meth:`search`, and for query i the 1-based rank in the whole index of each row
         of ``track[i]`` (the rows scoring higher, plus those before it scoring the same,
-        plus one: the tie rule of :func:`top_k`), both as scoring every row exactly gives."""
+        plus one: the tie rule of :func:`top_k`), both as scoring every row exactly gives.
+        Each batch of queries is rescored at once (:mod:`ragassay.exact_rescore`)."""
+        from .exact_rescore import best_rows, tracked_ranks
+
+        q = _as_matrix(queries, self.dimension)
+        k = min(max(k, 0), self.size)
+        positions = np.empty((len(q), k), dtype=np.int64)
+        scores = np.empty((len(q), k), dtype=np.float32)
+        ranks: list[dict[int, int]] = []
+        with _blas_threads(self.size * self.dimension):
+            for start in range(0, len(q), self.batch_size):
+                sq = snap(q[start : start + self.batch_size], self.bits)
+                stop = start + len(sq)
+                approx = sq @ self._rows.T  # float32: fast, within the bound of each query
+                qf = sq.astype(np.float64)
+                # twice the bound: the norms are rounded too
+                bound = 2 * self._gamma * self._row_norm * np.linalg.norm(qf, axis=1)
+                if k and len(sq):
+                    positions[start:stop], scores[start:stop] = best_rows(
+                        self._rows, approx, qf, bound, k)
+                ranks += tracked_ranks(self._rows, approx, qf, bound,
+                                       track[start:stop] if track is not None
+                                       else [()] * len(sq))
+        return Neighbours(positions, scores), ranks
+
+    def search_tracked_reference(self, queries: np.ndarray, k: int,
+                                 track: Sequence[Iterable[int]] | None = None
+                                 ) -> tuple[Neighbours, list[dict[int, int]]]:
+        """:meth:`search_tracked` one query at a time (the plain version)."""
         q = _as_matrix(queries, self.dimension)
         k = min(max(k, 0), self.size)
         positions = np.empty((len(q), k), dtype=np.int64)
@@ -314,6 +345,31 @@ class ExactSearch:
     def describe(self) -> dict[str, Any]:
         """What an index records about the search: ``{"kind": "exact", "size": n}``."""
         return {"kind": self.kind, "size": self.size}
+
+
+# The exact search's products run on one BLAS thread up to this many row values (an index
+# of 16,000 1024-dim rows): a product of that size takes milliseconds, and the other
+# threads of a multi-threaded BLAS, left spinning through the rescoring that follows,
+# doubled the CPU time of searching a 2,000-row index. A user's thread settings are kept.
+_ONE_BLAS_THREAD_UP_TO = 1 << 24
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@functools.cache
+def _thread_pools() -> Any:
+    """The BLAS libraries loaded (numpy's), found once: a look costs a millisecond or two."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def _blas_threads(values: int) -> contextlib.AbstractContextManager[Any]:
+    """One BLAS thread while a search of ``values`` row values runs (see above)."""
+    if values > _ONE_BLAS_THREAD_UP_TO or any(v in os.environ for v in _THREAD_VARIABLES):
+        return contextlib.nullcontext()
+    limit: contextlib.AbstractContextManager[Any] = _thread_pools().limit(
+        limits=1, user_api="blas")
+    return limit
 
 
 def _margin(center: float, bound: float) -> float:

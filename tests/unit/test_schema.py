@@ -65,3 +65,20 @@ def test_not_an_object_and_missing_file(tmp_path: Path) -> None:
         read_jsonl(p, Question)
     with pytest.raises(InputError, match="file not found"):
         read_jsonl(tmp_path / "nope.jsonl", Question)
+
+
+def test_a_record_keeps_its_line_through_copy_and_pickle(tmp_path: Path) -> None:
+    import copy
+    import pickle
+
+    from ragassay.gold import read_questions
+
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"question_id": "a", "question": "x?", "answerable": false}\n\n'
+                    '{"question_id": "b", "question": "y?", "answerable": false}\n')
+    a, b = read_questions(path)
+    assert (line_of(a), line_of(b)) == (1, 3)
+    for kept in (a.model_copy(), copy.deepcopy(a), pickle.loads(pickle.dumps(a))):
+        assert line_of(kept) == 1 and kept == a
+    fresh = Question(question_id="a", question="x?", answerable=False)
+    assert line_of(fresh) is None and fresh != a  # the line is part of the record, as before

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragassay.metrics import stats
+from ragassay.metrics import bootstrap, stats
 from ragassay.metrics.stats import (
     WinTieLoss,
     aggregate,
@@ -19,10 +19,9 @@ from ragassay.metrics.stats import (
     paired_bootstrap_ci,
     paired_randomization_test,
     paired_t_test,
-    regularized_incomplete_beta,
-    student_t_two_sided_p,
     win_tie_loss,
 )
+from ragassay.metrics.student_t import regularized_incomplete_beta, student_t_two_sided_p
 
 # --- aggregate ----------------------------------------------------------------------------
 
@@ -91,6 +90,7 @@ def test_block_size_does_not_change_the_result(monkeypatch: pytest.MonkeyPatch) 
     whole = aggregate(values, seed=1, n_resamples=333)
     p_whole = paired_randomization_test(values, values[::-1], seed=1, n_resamples=333)
     monkeypatch.setattr(stats, "_BLOCK_ELEMENTS", 50 * 7)  # blocks of 7 resamples
+    monkeypatch.setattr(bootstrap, "_BLOCK_ELEMENTS", 50 * 7)
     assert aggregate(values, seed=1, n_resamples=333) == whole
     assert paired_randomization_test(values, values[::-1], seed=1, n_resamples=333) == p_whole
 

@@ -16,6 +16,7 @@ from typing import Protocol
 
 from ..schema import Answer, Chunk, Citation
 from ..text import Language, content_words, fold_text, guess_language, split_sentences
+from .prompt import count_parts, count_tokens
 
 DECLINE_TEXT: dict[Language, str] = {
     "ko": "제공된 문서에서 답을 찾을 수 없습니다.",
@@ -93,46 +94,94 @@ class ExtractiveAnswerer:
     def answer(self, question: str, context: Sequence[Chunk],
                scores: Sequence[float] | None = None) -> Answer:
         """Pick sentences from ``context`` (``scores`` is accepted and ignored: naive)."""
+        return self.answer_counted(question, context)[0]
+
+    def answer_counted(self, question: str, context: Sequence[Chunk]) -> tuple[Answer, int]:
+        """:meth:`answer` and the number of cl100k_base tokens of its text (what
+        :func:`~ragassay.answer.prompt.count_tokens` gives for it), counted from its parts:
+        each quoted sentence and each marker, which other answers hold too."""
         chosen = self._choose(content_words(question), context)
         if not chosen:
-            return Answer(text=self.decline_text[guess_language(question)],
-                          status="insufficient", citations=[])
-        text = " ".join(f"{c.sentence} [{c.chunk.chunk_id}]" for c in chosen)
+            text = self.decline_text[guess_language(question)]
+            return (Answer(text=text, status="insufficient", citations=[]),
+                    count_tokens(text))
+        parts = []  # "s1", " [id1]", " s2", " [id2]": joined, the answer's text
+        for i, c in enumerate(chosen):
+            parts += [f" {c.sentence}" if i else c.sentence, f" [{c.chunk.chunk_id}]"]
+        text = "".join(parts)
         citations: list[Citation] = []
         for c in chosen:
             if all(cit.chunk_id != c.chunk.chunk_id for cit in citations):
                 page = c.chunk.page_span[0] if c.chunk.page_span else None
                 citations.append(Citation(chunk_id=c.chunk.chunk_id, page=page))
-        return Answer(text=text, status="supported", citations=citations)
+        # a quoted sentence is stripped: a non-space meets a space at each cut
+        return (Answer(text=text, status="supported", citations=citations),
+                count_parts(parts))
 
     def _choose(self, words: Sequence[str], context: Sequence[Chunk]) -> list[_Candidate]:
+        # choose_reference's choice, without a record per sentence (140,000 sentences in a
+        # 6,000-question run): a sentence is searched only for the words its chunk holds
+        # (a chunk holding too few is skipped), and only the sentences with enough
+        # support are kept and sorted.
         words = list(dict.fromkeys(words))
         if not words:
             return []
-        candidates = [
-            _Candidate(_support(words, norm), rank, pos, chunk, sentence, norm)
-            for rank, chunk in enumerate(context)
-            for pos, (sentence, norm) in enumerate(_sentences(chunk.text))
-        ]
+        n, least = len(words), self.min_support
+        found: list[tuple[float, int, int, str, str]] = []
+        for rank, chunk in enumerate(context):
+            sentences, whole = _sentences(chunk.text)
+            present = [w for w in words if w in whole]  # the only ones its sentences hold
+            if len(present) / n < least:
+                continue
+            for pos, (sentence, norm) in enumerate(sentences):
+                support = sum(map(norm.__contains__, present)) / n
+                if support >= least:
+                    found.append((-support, rank, pos, sentence, norm))
+        found.sort()  # (-support, rank, position) is unique: best support first, ...
         chosen: list[_Candidate] = []
         seen: set[str] = set()
-        for cand in sorted(candidates, key=lambda c: c.key):
-            if cand.support < self.min_support or len(chosen) == self.max_sentences:
+        for neg_support, rank, pos, sentence, norm in found:
+            if len(chosen) == self.max_sentences:
                 break
-            if cand.norm in seen:
+            if norm in seen:
                 continue
-            seen.add(cand.norm)
-            chosen.append(cand)
+            seen.add(norm)
+            chosen.append(_Candidate(-neg_support, rank, pos, context[rank], sentence, norm))
         return chosen
 
 
+def choose_reference(answerer: ExtractiveAnswerer, words: Sequence[str],
+                     context: Sequence[Chunk]) -> list[_Candidate]:
+    """The plain ``ExtractiveAnswerer._choose``: every sentence a candidate, all sorted
+    (its differential test compares the two)."""
+    words = list(dict.fromkeys(words))
+    if not words:
+        return []
+    candidates = [
+        _Candidate(_support(words, norm), rank, pos, chunk, sentence, norm)
+        for rank, chunk in enumerate(context)
+        for pos, (sentence, norm) in enumerate(_sentences(chunk.text)[0])
+    ]
+    chosen: list[_Candidate] = []
+    seen: set[str] = set()
+    for cand in sorted(candidates, key=lambda c: c.key):
+        if cand.support < answerer.min_support or len(chosen) == answerer.max_sentences:
+            break
+        if cand.norm in seen:
+            continue
+        seen.add(cand.norm)
+        chosen.append(cand)
+    return chosen
+
+
 @lru_cache(maxsize=16384)  # a chunk is in the context of many questions
-def _sentences(text: str) -> tuple[tuple[str, str], ...]:
+def _sentences(text: str) -> tuple[tuple[tuple[str, str], ...], str]:
     """The chunk's sentences to quote, each with its normalised text (read once a chunk,
-    not once a question)."""
+    not once a question), and those texts joined by line breaks (a content word, which
+    holds none, occurs in it when it occurs in one of them)."""
     out = []
     for a, b in split_sentences(text):
         sentence = _LEADING_MARKER.sub("", text[a:b]).strip()
         if sentence:
             out.append((sentence, fold_text(sentence)))
-    return tuple(out)
+    return tuple(out), "\n".join(norm for _, norm in out)

@@ -14,7 +14,7 @@ model and never depends on a provider's bill.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -33,20 +33,64 @@ def answer_language(question: str) -> str:
     return LANGUAGE_NAMES[guess_language(question)]
 
 
+_INSTRUCTIONS = ("Answer the question from the sources below only. Cite every source you use "
+                 "by its number in square brackets, like [1]. If the sources do not answer "
+                 "it, say that you don't know.")
+
+
 def build_prompt(question: str, context: Sequence[Chunk]) -> str:
     """The prompt an answerer receives: the instructions, every context chunk under its
     number and id (``[1] doc::chunk-001 (page 3)``), then the question and the language
     to answer in. An empty context lists no source."""
-    parts = ["Answer the question from the sources below only. Cite every source you use "
-             "by its number in square brackets, like [1]. If the sources do not answer it, "
-             "say that you don't know.", ""]
+    return "".join(_prompt_parts(question, context))
+
+
+def _prompt_parts(question: str, context: Sequence[Chunk]) -> list[str]:
+    # The instructions, then each source's label and the rest of its entry, then the
+    # question: each part after the first starts a line with "[" or "Q" or follows a
+    # label's "]" with a space, so they can be counted apart (see count_parts).
+    parts = [_HEAD]
     for i, chunk in enumerate(context):
-        page = f" (page {chunk.page_span[0]})" if chunk.page_span else ""
-        parts += [f"{source_label(i)} {chunk.chunk_id}{page}", chunk.text.strip(), ""]
-    language = answer_language(question)
-    parts += [f"Question: {question}",
-              f"Answer in {language}, the language of the question."]
-    return "\n".join(parts)
+        parts += [source_label(i), _source_entry(chunk.chunk_id, _page(chunk), chunk.text)]
+    parts.append(_ask(question))
+    return parts
+
+
+_HEAD = _INSTRUCTIONS + "\n\n"
+
+
+def _page(chunk: Chunk) -> int | None:
+    return chunk.page_span[0] if chunk.page_span else None
+
+
+def _source_entry(chunk_id: str, page: int | None, text: str) -> str:
+    """A source's entry after its label: `` doc::chunk-001 (page 3)``, its text."""
+    shown = f" (page {page})" if page is not None else ""
+    return f" {chunk_id}{shown}\n{text.strip()}\n\n"
+
+
+def _ask(question: str) -> str:
+    return (f"Question: {question}\nAnswer in {answer_language(question)}, "
+            "the language of the question.")
+
+
+def prompt_tokens(question: str, context: Sequence[Chunk]) -> int:
+    """``count_tokens(build_prompt(question, context))``, from the counts of its parts (a
+    source's entry counted once: a chunk is in the prompts of many questions)."""
+    # count_parts(_prompt_parts(...)), without building a source's entry once counted
+    return (_fixed_tokens(_HEAD) + count_tokens(_ask(question))
+            + sum(_fixed_tokens(source_label(i)) + _entry_tokens(c.chunk_id, _page(c), c.text)
+                  for i, c in enumerate(context)))
+
+
+@lru_cache(maxsize=256)
+def _fixed_tokens(text: str) -> int:
+    return count_tokens(text)
+
+
+@lru_cache(maxsize=16384)
+def _entry_tokens(chunk_id: str, page: int | None, text: str) -> int:
+    return count_tokens(_source_entry(chunk_id, page, text))
 
 
 @lru_cache(maxsize=1)
@@ -73,7 +117,17 @@ def count_tokens(text: str) -> int:
     """
     if not text:
         return 0
-    return sum(_piece_tokens(piece) for piece in _PIECE_END.split(text))
+    if text.find("\n", 0, len(text) - 1) < 0:  # one part: no line break before the last
+        return _piece_tokens(text)
+    return sum(map(_piece_tokens, _PIECE_END.split(text)))
+
+
+def count_parts(parts: Iterable[str]) -> int:
+    """``count_tokens("".join(parts))`` for parts that meet where cl100k_base's
+    pre-tokenizer always ends a piece: after a line break that a non-space follows, or
+    between a non-space and a space (a piece holds a space only at its start or among
+    other whitespace), so that each part's count can be cached on its own."""
+    return sum(map(count_tokens, parts))
 
 
 @lru_cache(maxsize=32768)

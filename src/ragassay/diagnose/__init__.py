@@ -49,6 +49,7 @@ from .registry import (
     DETECTORS,
     UNOBSERVABLE,
     Detector,
+    detectors,
     detects,
     labels,
     labels_of,
@@ -86,10 +87,7 @@ def detector(label: str) -> Detector | None:
 def diagnose(case: Case, cfg: DiagnoseConfig) -> dict[str, dict[str, Any]]:
     """Run every detector; returns {label: evidence} in taxonomy order (empty = no failure)."""
     out: dict[str, dict[str, Any]] = {}
-    for label in labels():
-        detector = DETECTORS.get(label)
-        if detector is None:
-            continue
+    for label, detector in detectors():
         evidence = detector(case, cfg)
         if evidence is not None:
             out[label] = evidence

@@ -13,6 +13,7 @@ from ..gold import QuestionGold
 from ..metrics.answer import holds_item
 from ..schema import Answer, Question
 from ..store import Index
+from ..text import split_sentences
 
 
 @dataclass(frozen=True)
@@ -49,16 +50,32 @@ class Case:
     missing: dict[str, str] = field(default_factory=dict)
     index_ranks: dict[str, int] = field(default_factory=dict)  # gold id -> rank among all chunks
 
+    def __post_init__(self) -> None:
+        # The gold ids and the first gold rank are read by most detectors: worked out once
+        # per case (a case is read, never changed, once built); the pieces of evidence,
+        # which two detectors read, on first use. (Not `cached_property`: its lock cost
+        # more than the facts.)
+        self._gold_ids = tuple(cid for cid, g in self.gold.grades.items() if g >= 1)
+        gold = set(self._gold_ids)
+        self._first_gold_rank = next((i for i, cid in enumerate(self.ranked, 1)
+                                      if cid in gold), 0)
+        self._pieces: tuple[Evidence, ...] | None = None
+
     # --- derived facts the detectors share ---------------------------------------------
     @property
     def gold_ids(self) -> list[str]:
-        return [cid for cid, g in self.gold.grades.items() if g >= 1]
+        return list(self._gold_ids)
 
     def gold_items(self) -> list[Evidence]:
         """The relevant gold as pieces of evidence: the chunks that each hold one label
         alone are one piece, any of them enough (:attr:`QuestionGold.alternatives`); the
         adjacent chunks of a ``split`` label are one piece, needed together; every other
         gold chunk is a piece of its own. In order of the gold chunks."""
+        if self._pieces is None:
+            self._pieces = self._gold_pieces()
+        return list(self._pieces)
+
+    def _gold_pieces(self) -> tuple[Evidence, ...]:
         same = self.gold.alternatives
         groups: dict[str, list[str]] = {}
         for cid in self.gold_ids:
@@ -72,7 +89,7 @@ class Case:
                 out.append(Evidence(chunks, together=False))
             elif run[0] == key:  # a run is listed once, at its first chunk
                 out.append(Evidence(list(run), together=True))
-        return out
+        return tuple(out)
 
     def covers_answer(self, chunk_ids: list[str]) -> bool:
         """Do these chunks hold what the answer had to say? True when the answer is right
@@ -89,8 +106,7 @@ class Case:
 
     @property
     def first_gold_rank(self) -> int:
-        gold = set(self.gold_ids)
-        return next((i for i, cid in enumerate(self.ranked, 1) if cid in gold), 0)
+        return self._first_gold_rank
 
     @property
     def declined(self) -> bool:
@@ -111,6 +127,23 @@ class Case:
 
     def text(self, chunk_id: str) -> str:
         return self.index.chunk(chunk_id).text if self.index.has(chunk_id) else ""
+
+    def sentences(self, chunk_id: str) -> list[tuple[int, int]]:
+        """The sentence spans of a chunk's text (:func:`ragassay.text.split_sentences`),
+        once per chunk and store: the top hit of many questions is the same chunk."""
+        per_chunk = self.index.cache.setdefault("diagnose.sentences", {})
+        if chunk_id not in per_chunk:
+            per_chunk[chunk_id] = split_sentences(self.text(chunk_id))
+        return per_chunk[chunk_id]
+
+    @property
+    def paged(self) -> bool:
+        """Does any document of the store have pages? Once per store: without, no page
+        label can fire, and their detectors read no chunk."""
+        cache = self.index.cache
+        if "diagnose.paged" not in cache:
+            cache["diagnose.paged"] = any(d.num_pages for d in self.index.documents)
+        return bool(cache["diagnose.paged"])
 
     def repeated_lines(self, doc_id: str) -> frozenset[str]:
         # Once per document and store, not per question: a document may be long, and many

@@ -45,6 +45,8 @@ def insufficient_citation(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | N
 @detects("citation_failure")
 def missing_page_number(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """A citation without a page, although its document has pages."""
+    if not case.paged:
+        return None
     out = []
     for cit in case.answer.citations:
         if cit.page is not None or not case.index.has(cit.chunk_id):

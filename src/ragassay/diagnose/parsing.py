@@ -15,6 +15,8 @@ from .registry import detects
 
 def _lost(case: Case, kind: str) -> dict[str, Any] | None:
     lost = [ev for ev in case.gold.evidence if ev.status == "lost_in_parsing"]
+    if not lost:  # nearly every case: no document to look up
+        return None
     docs = [case.index.document(ev.label.doc_id) for ev in lost]
     hits = [(ev, d) for ev, d in zip(lost, docs, strict=True) if d.dropped.get(kind)]
     if not hits:
@@ -40,6 +42,8 @@ def figure_content_ignored(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | 
 @detects("parsing_failure")
 def page_metadata_missing(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """A gold or cited chunk of a paged document has no page_span."""
+    if not case.paged:
+        return None
     out = []
     for cid in dict.fromkeys(case.gold_ids + case.cited):
         if not case.index.has(cid):
@@ -56,9 +60,11 @@ def noise_share(text: str, repeated: Set[str]) -> float:
 
     A chunk's first and last lines may be cut; they count when they are part of a repeated line.
     """
+    if not repeated:  # most documents repeat no line: nothing to count
+        return 0.0
     lines = text.splitlines()
     total = sum(len("".join(line.split())) for line in lines)
-    if not total or not repeated:
+    if not total:
         return 0.0
     noisy = 0
     for i, line in enumerate(lines):
@@ -100,13 +106,18 @@ def korean_english_mixed_text_issue(case: Case, cfg: DiagnoseConfig) -> dict[str
     Extraction often drops or inserts the space between scripts (`API 연계` / `API연계`), which
     breaks exact matching in retrieval and in answer checks.
     """
+    if not case.failing:  # it fires on a failing question only: nothing to read
+        return None
     out = []
     for ev in case.gold.evidence:
+        mixed = [t for t in ev.label.required_terms
+                 if _HANGUL.search(t) and _LATIN_DIGIT.search(t)]
+        if not mixed:  # only a mixed term can show the issue
+            continue
         for cid in ev.chunk_ids:
             raw = case.text(cid)
             squashed = re.sub(r"\s+", "", raw)
-            for term in ev.label.required_terms:
-                mixed = _HANGUL.search(term) and _LATIN_DIGIT.search(term)
-                if mixed and term not in raw and re.sub(r"\s+", "", term) in squashed:
+            for term in mixed:
+                if term not in raw and re.sub(r"\s+", "", term) in squashed:
                     out.append({"chunk_id": cid, "term": term})
-    return {"terms": out} if out and case.failing else None
+    return {"terms": out} if out else None

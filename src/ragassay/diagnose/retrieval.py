@@ -8,7 +8,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..config import DiagnoseConfig
-from ..text import content_words, fold_text, split_sentences
+from ..text import content_words, fold_text
 from .case import Case
 from .registry import detects
 
@@ -50,14 +50,28 @@ def similarity(a: str, b: str) -> float:
     """Dice coefficient of character 3-gram multisets (spaces ignored): 1.0 = same text."""
     ga, gb = _grams(a), _grams(b)
     total = sum(ga.values()) + sum(gb.values())
-    return 2 * sum((ga & gb).values()) / total if total else 0.0
+    return 2 * _shared(ga, gb) / total if total else 0.0
 
 
 def coverage(claim: str, text: str) -> float:
     """Share of the claim's character 3-grams that the text holds (spaces ignored)."""
     gc = _grams(claim)
     total = sum(gc.values())
-    return sum((gc & _grams(text)).values()) / total if total else 0.0
+    return _shared(gc, _grams(text)) / total if total else 0.0
+
+
+def _shared(a: Counter[str], b: Counter[str]) -> int:
+    """|a ∩ b| of two multisets of positive counts: :func:`_shared_reference`'s, without
+    building the intersection (hand-written: `Counter.__and__` was half of the
+    similar-clause detector's time)."""
+    if len(b) < len(a):
+        a, b = b, a
+    return sum(min(n, b[g]) for g, n in a.items() if g in b)
+
+
+def _shared_reference(a: Counter[str], b: Counter[str]) -> int:
+    """The plain version of :func:`_shared`, kept as the reference its tests compare with."""
+    return sum((a & b).values())
 
 
 @detects("retrieval_failure")
@@ -74,12 +88,15 @@ def wrong_similar_clause(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | No
     top = case.ranked[0]
     top_text = case.text(top)
     best: tuple[float, str, str] = (0.0, "", "")
+    folded_top = ""  # folded once, when a label has a claim
     for ev in case.gold.evidence:
         claim = ev.label.support_claim
-        if claim and fold_text(claim) in fold_text(top_text):
+        if claim and not folded_top:
+            folded_top = fold_text(top_text)
+        if claim and fold_text(claim) in folded_top:
             return None  # the top hit holds the claim itself
         if claim:
-            for a, b in split_sentences(top_text):
+            for a, b in case.sentences(top):
                 sent = top_text[a:b]
                 best = max(best, (coverage(claim, sent), sent, claim))
         else:
@@ -109,23 +126,18 @@ def chunk_boundary_split(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | No
                        for ev in splits]}
 
 
-def _shared_words(question: str, chunk_text: str) -> list[str]:
-    hay = fold_text(chunk_text)
-    return [w for w in dict.fromkeys(content_words(question)) if w in hay]
-
-
 @detects("retrieval_failure")
 def query_wording_mismatch(case: Case, cfg: DiagnoseConfig) -> dict[str, Any] | None:
     """Retrieval missed (or ranked low) and the question shares no content word with the gold."""
     rank = case.first_gold_rank
     if not case.gold_ids or 0 < rank <= cfg.rank_cutoff:
         return None
-    shared = sorted({w for cid in case.gold_ids for w in _shared_words(case.question.question,
-                                                                        case.text(cid))})
-    if shared:
+    words = content_words(case.question.question)
+    # the first shared word settles it: the later gold chunks are not folded
+    if any(any(w in hay for w in words)
+           for hay in (fold_text(case.text(cid)) for cid in case.gold_ids)):
         return None
-    return {"question_content_words": content_words(case.question.question),
-            "gold_chunk_ids": case.gold_ids}
+    return {"question_content_words": words, "gold_chunk_ids": case.gold_ids}
 
 
 @detects("retrieval_failure")

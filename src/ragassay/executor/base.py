@@ -14,14 +14,13 @@ it byte for byte).
 
 from __future__ import annotations
 
-import gc
 import os
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
 
+from ..collector import collector_paused
 from ..errors import InputError
 
 T = TypeVar("T")
@@ -66,22 +65,6 @@ def check_rows(rows: Any, shape: tuple[int, ...], dtype: np.dtype) -> None:
                else type(rows).__name__)
         raise ValueError(f"a unit returned {got} for {shape[0]} items; expected shape "
                          f"{shape}, {dtype}")
-
-
-@contextmanager
-def collector_paused(pause: bool) -> Iterator[None]:
-    """The cyclic garbage collector off for the block when ``pause`` (and it was on). While
-    a map runs on workers this process only unpickles results, objects without cycles that
-    reference counting frees; each full collection would walk every object of the loaded
-    inputs again, for no garbage (it doubled the cost of receiving the results)."""
-    if not pause or not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 class WorkerLost(InputError):

@@ -104,13 +104,9 @@ def _validate(ks: Sequence[int], hit_policy: str) -> None:
         raise ValueError(f"hit_policy must be one of {HIT_POLICIES}, got {hit_policy!r}")
 
 
-def _row_keys(ks: tuple[int, ...]) -> tuple[tuple[str, ...], ...]:
-    """Per cutoff, the canonical names of the row's cut measures (``recall_at_5`` ...)."""
-    return _keys_of(ks, _row_families().cut)
-
-
 @lru_cache(maxsize=128)
 def _keys_of(ks: tuple[int, ...], cut: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+    """Per cutoff, the canonical names of the row's cut measures (``recall_at_5`` ...)."""
     return tuple(tuple(str(Measure(family, k)) for family in cut) for k in ks)
 
 
@@ -127,8 +123,13 @@ def default_retrieval_measures(k: int) -> list[str]:
 def rag_metric_names(ks: Sequence[int] = DEFAULT_KS) -> list[str]:
     """The measure names of a question row at the cutoffs ``ks``, in row order."""
     _validate(ks, "any")
-    return [*(key for keys in _row_keys(tuple(ks)) for key in keys),
-            *(str(Measure(name)) for name in _row_families().uncut)]
+    return list(_names_of(tuple(ks), _row_families()))
+
+
+@lru_cache(maxsize=128)  # every question without gold asks for the same names
+def _names_of(ks: tuple[int, ...], families: _RowFamilies) -> tuple[str, ...]:
+    return (*(key for keys in _keys_of(ks, families.cut) for key in keys),
+            *(key for key, _ in families.uncut_kernels))
 
 
 def rag_measure(text: str | Measure) -> Measure:

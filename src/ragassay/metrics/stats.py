@@ -20,11 +20,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
+from .bootstrap import (
+    bootstrap_mean_ci,
+    bootstrap_mean_ci_reference,
+    bootstrap_mean_cis,
+    check_resampling,
+)
+from .student_t import student_t_two_sided_p
+
 Value = float | int | bool | None
+K = TypeVar("K", bound=Hashable)
 
 # Upper bound on elements of one resampling block (keeps memory ~32 MB for any n). Drawing
 # the index matrix block by block yields exactly the same numbers as one (n_resamples, n)
@@ -51,6 +60,23 @@ def _measured(values: Sequence[Value] | Mapping[Any, Value]) -> tuple[np.ndarray
     """The non-None values as a float array, and the count of None: a sequence in its
     order, a mapping in sorted key order (keys compared as strings)."""
     if isinstance(values, Mapping):
+        ordered = [values[key] for key in sorted(values, key=str)]
+    else:
+        ordered = list(values)
+    kept = [v for v in ordered if v is not None]
+    try:  # float() as _as_float converts; the checks name the value only when one fails
+        x = np.array([float(v) for v in kept], dtype=np.float64)
+    except (TypeError, ValueError):
+        x = None
+    if x is None or not np.isfinite(x).all():
+        return _measured_reference(values)  # raises, saying which value
+    return x, len(ordered) - len(kept)
+
+
+def _measured_reference(values: Sequence[Value] | Mapping[Any, Value]
+                        ) -> tuple[np.ndarray, int]:
+    """:func:`_measured` value by value, each labelled for the error message."""
+    if isinstance(values, Mapping):
         labelled = [(f"question {key!r}", values[key]) for key in sorted(values, key=str)]
     else:
         labelled = [(f"value {i}", v) for i, v in enumerate(values)]
@@ -67,13 +93,6 @@ def _paired(a: Sequence[float], b: Sequence[float]) -> np.ndarray:
     return xb - xa
 
 
-def _check_resampling(n_resamples: int, confidence: float | None = None) -> None:
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
-        raise ValueError(f"n_resamples must be an integer >= 1, got {n_resamples!r}")
-    if confidence is not None and not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence!r}")
-
-
 def _blocks(n_resamples: int, n: int) -> list[int]:
     """Row counts of the resampling blocks, summing to n_resamples."""
     rows = max(1, _BLOCK_ELEMENTS // max(n, 1))
@@ -81,37 +100,6 @@ def _blocks(n_resamples: int, n: int) -> list[int]:
 
 
 # --- aggregation --------------------------------------------------------------------------
-
-
-def bootstrap_mean_ci(
-    x: Sequence[float] | np.ndarray,
-    *,
-    seed: int = 0,
-    n_resamples: int = 2000,
-    confidence: float = 0.95,
-) -> tuple[float, float]:
-    """Percentile bootstrap CI of the mean of ``x`` (non-empty, finite).
-
-    Draws ``n_resamples`` samples of size n with replacement (an (n_resamples, n) index
-    matrix from ``default_rng(seed)``), takes each sample's mean, and returns the
-    (1 - confidence) / 2 and (1 + confidence) / 2 quantiles of those means (numpy's default
-    linear interpolation). A constant sample (including n = 1) returns (value, value).
-    """
-    _check_resampling(n_resamples, confidence)
-    arr = np.asarray(x, dtype=np.float64)
-    n = arr.size
-    if n == 0:
-        raise ValueError("bootstrap of an empty sample")
-    if arr.min() == arr.max():
-        value = float(arr[0])
-        return value, value
-    rng = np.random.default_rng(seed)
-    means = np.concatenate(
-        [arr[rng.integers(0, n, size=(rows, n))].mean(axis=1) for rows in _blocks(n_resamples, n)]
-    )
-    alpha = 1.0 - confidence
-    low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
-    return float(low), float(high)
 
 
 def aggregate(
@@ -133,12 +121,55 @@ def aggregate(
     or a plain sequence, resampled in its own order (the bootstrap draws positions, so
     reordering a sequence can move the CI, though never the mean).
     """
-    _check_resampling(n_resamples, confidence)
-    x, missing = _measured(values)
+    return aggregate_many({None: values}, seed=seed, n_resamples=n_resamples,
+                          confidence=confidence)[None]
+
+
+def aggregate_many(
+    columns: Mapping[K, Sequence[Value] | Mapping[Any, Value]],
+    *,
+    seed: int = 0,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+) -> dict[K, dict[str, float | int | None]]:
+    """:func:`aggregate` of each column (same keys and order), the same numbers: the
+    bootstrap draws are shared by the columns with as many measured values
+    (:func:`bootstrap_mean_cis`)."""
+    check_resampling(n_resamples, confidence)
+    measured = {key: _measured(values) for key, values in columns.items()}
+    sampled = [key for key, (x, _) in measured.items() if x.size]
+    cis = dict(zip(sampled, bootstrap_mean_cis(
+        [measured[key][0] for key in sampled], seed=seed, n_resamples=n_resamples,
+        confidence=confidence), strict=True))
+    out: dict[K, dict[str, float | int | None]] = {}
+    for key, (x, missing) in measured.items():
+        n = int(x.size)
+        if n == 0:
+            out[key] = {"mean": None, "n": 0, "missing": missing, "ci_low": None,
+                        "ci_high": None}
+            continue
+        low, high = cis[key]
+        out[key] = {"mean": math.fsum(x.tolist()) / n, "n": n, "missing": missing,
+                    "ci_low": low, "ci_high": high}
+    return out
+
+
+def aggregate_reference(
+    values: Sequence[Value] | Mapping[Any, Value],
+    *,
+    seed: int = 0,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+) -> dict[str, float | int | None]:
+    """:func:`aggregate` one value and one resample at a time (the plain version, for the
+    differential tests)."""
+    check_resampling(n_resamples, confidence)
+    x, missing = _measured_reference(values)
     n = int(x.size)
     if n == 0:
         return {"mean": None, "n": 0, "missing": missing, "ci_low": None, "ci_high": None}
-    low, high = bootstrap_mean_ci(x, seed=seed, n_resamples=n_resamples, confidence=confidence)
+    low, high = bootstrap_mean_ci_reference(x, seed=seed, n_resamples=n_resamples,
+                                            confidence=confidence)
     mean = math.fsum(x.tolist()) / n
     return {"mean": mean, "n": n, "missing": missing, "ci_low": low, "ci_high": high}
 
@@ -162,7 +193,7 @@ def paired_randomization_test(
     assignment, so p is never 0. All differences zero gives p = 1.
     Raises ValueError for empty or unequal-length inputs.
     """
-    _check_resampling(n_resamples)
+    check_resampling(n_resamples)
     d = _paired(a, b)
     n = d.size
     if n == 0:
@@ -323,80 +354,3 @@ def compare_paired(
         p_ttest=paired_t_test(a, b) if n >= 2 else None,
     )
     return result
-
-
-# --- Student t distribution ---------------------------------------------------------------
-
-
-def student_t_two_sided_p(t: float, df: float) -> float:
-    """P(|T| >= |t|) for Student's t with ``df`` > 0 degrees of freedom.
-
-    Uses P(|T| >= |t|) = I_x(df / 2, 1 / 2) with x = df / (df + t^2), I the regularized
-    incomplete beta function. 1 - x = t^2 / (df + t^2) is passed separately so that small
-    |t| (x close to 1) loses no precision.
-    """
-    if not df > 0:
-        raise ValueError(f"degrees of freedom must be > 0, got {df!r}")
-    if math.isinf(t):
-        return 0.0
-    t2 = t * t
-    return _betainc(df / 2.0, 0.5, df / (df + t2), t2 / (df + t2))
-
-
-def regularized_incomplete_beta(a: float, b: float, x: float) -> float:
-    """I_x(a, b) = B(x; a, b) / B(a, b) for a, b > 0 and 0 <= x <= 1."""
-    if not (a > 0 and b > 0):
-        raise ValueError(f"a and b must be > 0, got a={a!r}, b={b!r}")
-    if not 0.0 <= x <= 1.0:
-        raise ValueError(f"x must be in [0, 1], got {x!r}")
-    return _betainc(a, b, x, 1.0 - x)
-
-
-def _betainc(a: float, b: float, x: float, y: float) -> float:
-    """I_x(a, b) with y = 1 - x supplied by the caller (accurate when x is close to 1)."""
-    if x <= 0.0:
-        return 0.0
-    if y <= 0.0:
-        return 1.0
-    log_front = (
-        a * math.log(x) + b * math.log(y) + math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
-    )
-    front = math.exp(log_front)
-    # The continued fraction converges fast for x < (a + 1) / (a + b + 2); beyond that,
-    # use the symmetry I_x(a, b) = 1 - I_{1-x}(b, a).
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _beta_continued_fraction(a, b, x) / a
-    return 1.0 - front * _beta_continued_fraction(b, a, y) / b
-
-
-def _beta_continued_fraction(a: float, b: float, x: float) -> float:
-    """Continued fraction for the incomplete beta function, by the modified Lentz method.
-
-    Evaluates 1 / (1 + d_1 / (1 + d_2 / (1 + ...))) with
-    d_{2m+1} = -(a + m)(a + b + m) x / ((a + 2m)(a + 2m + 1)) and
-    d_{2m}   = m (b - m) x / ((a + 2m - 1)(a + 2m)).
-    """
-    tiny = 1e-300
-    eps = 1e-15
-    max_iter = 100_000
-
-    def nonzero(v: float) -> float:
-        return v if abs(v) >= tiny else tiny
-
-    c = 1.0
-    d = 1.0 / nonzero(1.0 - (a + b) * x / (a + 1.0))
-    h = d
-    for m in range(1, max_iter + 1):
-        two_m = 2 * m
-        even = m * (b - m) * x / ((a + two_m - 1.0) * (a + two_m))
-        d = 1.0 / nonzero(1.0 + even * d)
-        c = nonzero(1.0 + even / c)
-        h *= d * c
-        odd = -(a + m) * (a + b + m) * x / ((a + two_m) * (a + two_m + 1.0))
-        d = 1.0 / nonzero(1.0 + odd * d)
-        c = nonzero(1.0 + odd / c)
-        step = d * c
-        h *= step
-        if abs(step - 1.0) < eps:
-            return h
-    raise ArithmeticError(f"incomplete beta did not converge for a={a}, b={b}, x={x}")
