@@ -252,8 +252,8 @@ def _joined(sources: tuple[str, ...]) -> tuple[list[SourceView], tuple[str, ...]
     return views, tuple(sentences), tuple(wsets), n_own
 
 
-# Cached: a chunk's sentence is the answer to the questions of several answers that cite
-# that chunk (a fifth of a SQuAD-shaped run's checks repeat one).
+# Cached: one chunk sentence answers several questions that cite its chunk, so a claim
+# meets the same sources again (a fifth of a SQuAD-shaped run's checks repeat one).
 @lru_cache(maxsize=1 << 14)
 def _decided(claim: str, sources: tuple[str, ...]) -> Decision | None:
     views, sentences, wsets, n_own = _joined(sources)
