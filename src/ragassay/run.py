@@ -7,15 +7,13 @@ no half-written folder.
 
 from __future__ import annotations
 
-import gc
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from .aggregate import latency_summary, ms_summary, summarize
+from .collector import collector_paused
 from .config import EvalConfig, check_contract_questions, check_endpoints
 from .errors import InputError
 from .executor import open_executor
@@ -84,23 +82,6 @@ def nfc_note(ids: list[str]) -> list[str]:
     shown = ", ".join(ascii(i) for i in ids[:3]) + (", ..." if len(ids) > 3 else "")
     return [f"{len(ids)} id(s) were not in Unicode NFC form and were read as NFC, so that "
             f"one id written two ways is one id: {shown}"]
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused while a run evaluates (``gc.disable``), and
-    restored after. A run holds ever more objects (questions, rankings, predictions,
-    results, report rows) and CPython's collections traverse them again and again: on a
-    6,000-question run they took 3.9 s of 17 s of CPU, and the full ones freed nothing. A
-    run makes few reference cycles (the young collections freed 1,300 objects); they
-    wait for the collector's first pass after the run."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def default_run_id(mode: str) -> str:

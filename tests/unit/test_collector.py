@@ -1,5 +1,4 @@
-"""The garbage collector while a run evaluates: paused, then as it was (the CLI's one-command
-process leaves it off until exit; a command invoked inside a program does not)."""
+"""The garbage collector while a run evaluates: paused, then as it was."""
 
 from __future__ import annotations
 
@@ -7,8 +6,7 @@ import gc
 
 import pytest
 
-from ragassay.cli import common
-from ragassay.run import collector_paused
+from ragassay.collector import collector_paused
 
 
 @pytest.fixture(autouse=True)
@@ -19,7 +17,7 @@ def _collector_as_it_was() -> object:
 
 
 @pytest.mark.parametrize("enabled", [True, False])
-def test_a_run_pauses_the_collector_and_restores_it(enabled: bool) -> None:
+def test_the_pause_restores_the_collector_as_it_was(enabled: bool) -> None:
     (gc.enable if enabled else gc.disable)()
     with collector_paused():
         assert not gc.isenabled()
@@ -27,13 +25,3 @@ def test_a_run_pauses_the_collector_and_restores_it(enabled: bool) -> None:
     with pytest.raises(RuntimeError), collector_paused():
         raise RuntimeError("a failed run restores it too")
     assert gc.isenabled() is enabled
-
-
-def test_only_the_one_command_process_keeps_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    gc.enable()
-    monkeypatch.setitem(common._ONE_COMMAND, "process", False)
-    common.collector_off_until_exit()  # a command inside a program (a test's CliRunner)
-    assert gc.isenabled()
-    common.one_command_process()
-    common.collector_off_until_exit()
-    assert not gc.isenabled()

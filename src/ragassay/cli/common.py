@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 from collections.abc import Callable
@@ -42,25 +41,6 @@ class CliCommand(TyperCommand):
 class CliGroup(TyperGroup):
     def get_params(self, ctx: Any) -> list[Any]:
         return _flags_without_metavar(super().get_params(ctx))
-
-
-# Whether this process runs one command and exits (``python -m ragassay.cli``), as opposed to
-# a command invoked inside a longer-lived program (a test's CliRunner, an application).
-_ONE_COMMAND = {"process": False}
-
-
-def one_command_process() -> None:
-    """Mark this process as running one command, then exiting (its ``__main__``)."""
-    _ONE_COMMAND["process"] = True
-
-
-def collector_off_until_exit() -> None:
-    """In a process that exits after its one command: leave the garbage collector off (a
-    run pauses it, :func:`ragassay.run.collector_paused`), since its first pass after the
-    run would traverse everything the run made (0.3 s on 6,000 questions) only to free the
-    few cycles the exit frees anyway. Elsewhere: nothing."""
-    if _ONE_COMMAND["process"]:
-        gc.disable()
 
 
 def quiet_pypdf() -> None:

@@ -27,7 +27,6 @@ from .common import (
     RunIdOpt,
     SystemOpt,
     WorkersOpt,
-    collector_off_until_exit,
     literal,
     load_cli_config,
     progress_on,
@@ -134,7 +133,6 @@ def run(config: ConfigOpt, run_id: RunIdOpt = None, force: ForceOpt = False,
 
     as_json = output_format is Format.json
     quiet_pypdf()
-    collector_off_until_exit()
 
     loaded: list[Any] = []
 
