@@ -44,3 +44,9 @@ def test_same_tokens_generated(encodings):
         text = "".join(rng.choices(ALPHABET, k=rng.randint(0, 80)))
         assert (fast.encode(text, disallowed_special=())
                 == ref.encode(text, disallowed_special=()))
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_ordinary_encoding_is_encoding_without_special_checks(encodings, text):
+    fast, _ = encodings  # what prompt.count_tokens relies on
+    assert fast.encode_ordinary(text) == fast.encode(text, disallowed_special=())

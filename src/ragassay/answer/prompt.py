@@ -136,4 +136,6 @@ def count_parts(parts: Iterable[str]) -> int:
 
 @lru_cache(maxsize=32768)
 def _piece_tokens(piece: str) -> int:
-    return len(_encoding().encode(piece, disallowed_special=())) if piece else 0
+    # encode_ordinary: tiktoken's `encode(piece, disallowed_special=())` without the checks
+    # of special tokens (special-token text is counted as text in both)
+    return len(_encoding().encode_ordinary(piece)) if piece else 0
