@@ -1554,4 +1554,6 @@ def test_the_catalogue_counts_its_cases() -> None:
     one that does not keep the promise yet, and this test fails until it is fixed)."""
     assert len(CASES) == 182
     assert [c.id for c in CASES if c.marks] == []
+    inputs_doc = (ROOT / "docs" / "inputs.md").read_text(encoding="utf-8")
+    assert f"drives {len(CASES)} such inputs" in inputs_doc  # the docs count them too
     assert len({c.id for c in CASES}) == len(CASES)
