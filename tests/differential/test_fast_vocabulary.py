@@ -50,3 +50,12 @@ def test_same_tokens_generated(encodings):
 def test_ordinary_encoding_is_encoding_without_special_checks(encodings, text):
     fast, _ = encodings  # what prompt.count_tokens relies on
     assert fast.encode_ordinary(text) == fast.encode(text, disallowed_special=())
+
+
+def test_unexpected_file_falls_back_to_tiktoken(monkeypatch, encodings):
+    from ragassay.answer import vocabulary
+
+    monkeypatch.setattr(vocabulary, "_SHA256", "0" * 64)  # as if the bundled file changed
+    _, ref = encodings
+    assert vocabulary.load_encoding().encode_ordinary("Hello world") == ref.encode_ordinary(
+        "Hello world")
