@@ -1,7 +1,8 @@
 """The scoring fast paths against their plain versions, on seeded generated input and on
 hand-written edge cases: the decline test (phrases squashed once, the patterns searched as
 one behind a keyword filter), the answer scores' dict, the 3-gram overlap of the similar-
-clause detector and the invented-number detector (the cited chunks asked first)."""
+clause detector, the invented-number detector (the cited chunks asked first) and the
+answerer's context (ids listed once taken as they are)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ from ragassay.metrics.answer import (
     _declines,
     _declines_reference,
 )
-from ragassay.schema import Answer, Citation
+from ragassay.predictions import context_of, context_of_reference
+from ragassay.schema import Answer, Citation, Prediction
 
 # pieces that make declines (and near misses) likely in a generated answer
 DECLINE_PIECES = [
@@ -159,3 +161,35 @@ def test_invented_numbers_hand_checked_cases() -> None:
                      answer=answer)
     assert hallucinated_requirement(case, cfg) == \
         hallucinated_requirement_reference(case, cfg) == {"numbers_not_in_context": ["99.5%"]}
+
+
+def _prediction(rng: random.Random) -> Prediction:
+    ids = rng.sample([f"d::c{i}" for i in range(30)], rng.randint(0, 12))
+    hits = [{"chunk_id": c, "score": rng.choice([None, 0.1, 0.5, 0.9, rng.random()])}
+            for c in ids]
+    return Prediction(question_id="q1", retrieved=hits, answer=Answer(status="supported"))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_context_of_equals_the_reference(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(300):
+        pred = _prediction(rng)
+        k = rng.randint(-1, 14)
+        threshold = rng.choice([None, None, 0.0, 0.5, 0.95])
+        assert (context_of(pred, k, threshold)
+                == context_of_reference(pred, k, threshold))
+
+
+def test_context_of_hand_checked_cases() -> None:
+    # a context given as text is named "#2" by its position, beside a hit named "#2"
+    twice = Prediction(question_id="q1", answer=Answer(status="supported"),
+                       retrieved=[{"chunk_id": "#2", "score": 0.9}, {"text": "t", "score": 0.8},
+                                  {"chunk_id": "a::c1", "score": None}])
+    empty = Prediction(question_id="q1", answer=Answer(status="supported"))
+    for pred in (twice, empty):
+        for k in (-1, 0, 1, 2, 3, 5):
+            for threshold in (None, 0.85):
+                assert (context_of(pred, k, threshold)
+                        == context_of_reference(pred, k, threshold))
+    assert context_of(twice, 5) == ["#2", "a::c1"]

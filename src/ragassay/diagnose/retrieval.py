@@ -43,7 +43,7 @@ def gold_evidence_ranked_too_low(case: Case, cfg: DiagnoseConfig) -> dict[str, A
 @lru_cache(maxsize=16384)
 def _grams(text: str, n: int = 3) -> Counter[str]:
     s = re.sub(r"\s+", "", fold_text(text))
-    return Counter(s[i : i + n] for i in range(max(len(s) - n + 1, 1)))
+    return Counter([s[i : i + n] for i in range(max(len(s) - n + 1, 1))])
 
 
 def similarity(a: str, b: str) -> float:
