@@ -131,7 +131,11 @@ def count_parts(parts: Iterable[str]) -> int:
     pre-tokenizer always ends a piece: after a line break that a non-space follows, or
     between a non-space and a space (a piece holds a space only at its start or among
     other whitespace), so that each part's count can be cached on its own."""
-    return sum(map(count_tokens, parts))
+    return sum(map(_part_tokens, parts))
+
+
+# an answer's parts (quoted sentences, markers) recur in other answers: counted once each
+_part_tokens = lru_cache(maxsize=32768)(count_tokens)
 
 
 @lru_cache(maxsize=32768)
