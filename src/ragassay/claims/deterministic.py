@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from itertools import compress, count
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import compress, count
 from typing import Literal
 
 from ..metrics.numbers import DATE, TIME, Quantity, extract_numbers, number_supported
