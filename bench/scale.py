@@ -10,6 +10,9 @@ peak RSS per stage of `ragassay index` + `ragassay run` on a generated set.
                                                # (median of 3 cold builds)
     python bench/scale.py --shape squad:6000x2000 --repeat 3 --write-docs
                                                # median of 3, into docs/benchmarks.md
+    python bench/scale.py --shape squad:6000x2000 --repeat 3 --against OLD/src
+                                               # and an earlier checkout's code, runs
+                                               # alternating, with the CPU ratio
 
 The generated set (seeded, deterministic): documents of one chunk each (under 400
 characters, so chunk ``d<N>::chunk-001`` is document N's whole text) in English, German and
@@ -255,12 +258,17 @@ def _annotators(rng: random.Random, start: int, toks: list[str], n: int) -> list
     return out
 
 
-def timed(cmd: Sequence[str], cwd: Path) -> tuple[float, float, str, float]:
-    """Run ``cmd``; its wall seconds, its own peak RSS in MB, its stderr's tail and its
-    CPU seconds (user + system)."""
+def timed(cmd: Sequence[str], cwd: Path, src: Path | None = None,
+          ) -> tuple[float, float, str, float]:
+    """Run ``cmd`` (with the ragassay of source tree ``src`` first on the path, when given);
+    its wall seconds, its own peak RSS in MB, its stderr's tail and its CPU seconds (user +
+    system)."""
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(src), *filter(None, [env.get("PYTHONPATH")])])
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONHASHSEED": "0"})
+                            env=env)
     assert proc.stderr is not None
     err = proc.stderr.read().decode("utf-8", "replace")
     _, status, usage = os.wait4(proc.pid, 0)
@@ -281,24 +289,32 @@ def executor_flags(executor: str, workers: int) -> list[str] | None:
     return ["--executor", executor, "--workers", str(workers)]
 
 
+def code_name(src: Path) -> str:
+    """A source tree's name in the table: its git commit, else its folder's name."""
+    done = subprocess.run(["git", "-C", str(src), "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True, check=False)
+    return done.stdout.strip() if done.returncode == 0 else src.parent.name
+
+
 def measure(questions: int, chunks: int, flags: list[str], seed: int = 0,
-            squad: bool = False) -> list[dict[str, Any]]:
+            squad: bool = False, src: Path | None = None) -> list[dict[str, Any]]:
     """One shape: the stage rows (stage, seconds, items, unit, peak RSS). ``squad``: the
-    SQuAD-shaped set (:func:`squad_file`), imported with ``ragassay import squad``."""
+    SQuAD-shaped set (:func:`squad_file`), imported with ``ragassay import squad``. ``src``:
+    the ragassay source tree to run instead of the installed one (``--against``)."""
     with tempfile.TemporaryDirectory(prefix="ragassay-scale-") as tmp:
         folder = Path(tmp)
         if squad:
             squad_file(folder / "squad.json", questions, chunks, seed)
-            timed([*CLI, "import", "squad", "squad.json", "--out", "set"], folder)
+            timed([*CLI, "import", "squad", "squad.json", "--out", "set"], folder, src)
             folder = folder / "set"
             source = folder / "documents"
         else:
             source = write_set(folder, questions, chunks, seed)["raw"]
         index_s, index_rss, _, _ = timed([*CLI, "index", "--source", str(source),
-                                          "--out", "index", "--no-progress"], folder)
+                                          "--out", "index", "--no-progress"], folder, src)
         total_s, run_rss, _, run_cpu = timed([*CLI, "run", "-c", "config.yaml", "--run-id",
                                               "r", "--quiet", "--no-progress", *flags],
-                                             folder)
+                                             folder, src)
         chunks = len(json.loads((folder / "index" / "index.json").read_text(
             encoding="utf-8"))["chunks"])
         run = folder / "runs" / "r"
@@ -318,7 +334,8 @@ def measure(questions: int, chunks: int, flags: list[str], seed: int = 0,
             ("run CPU", run_cpu, questions, "questions", None)]
     extra = {"report_html_mb": sizes.get("report.html", 0) / 2**20,
              "retrieve_ms": t.get("retrieve_ms"), "score_ms": t.get("score_ms")}
-    shape = f"{questions:,} x {chunks:,}" + (" SQuAD-shaped" if squad else "")
+    shape = f"{questions:,} x {chunks:,}" + (" SQuAD-shaped" if squad else "") + (
+        f" [{code_name(src)}]" if src is not None else "")
     return [{"shape": shape, "stage": s, "seconds": sec, "items": n,
              "unit": u, "rss_mb": rss, **(extra if s == "run total" else {})}
             for s, sec, n, u, rss in rows]
@@ -419,6 +436,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="run each shape N times; the table shows medians")
     parser.add_argument("--write-docs", action="store_true",
                         help="write the table into docs/benchmarks.md")
+    parser.add_argument("--against", type=Path, metavar="SRC",
+                        help="another ragassay's src/ folder (an earlier commit's checkout): "
+                        "each run of a shape is followed by one of that code on the same "
+                        "set; the table shows both and the CPU ratio")
     parser.add_argument("--bm25-ko", type=int, default=0, metavar="CHUNKS",
                         help="also time a Korean BM25 index build over CHUNKS chunks")
     args = parser.parse_args(argv)
@@ -436,8 +457,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     for shape in shapes:
         squad = shape.lower().startswith("squad:")
         q, c = (int(x) for x in shape.lower().removeprefix("squad:").split("x"))
-        shape_rows = median_rows([measure(q, c, flags, squad=squad)
-                                  for _ in range(max(1, args.repeat))])
+        runs, other = [], []
+        for _ in range(max(1, args.repeat)):  # alternately, so both see the same machine
+            runs.append(measure(q, c, flags, squad=squad))
+            if args.against:
+                other.append(measure(q, c, flags, squad=squad, src=args.against.resolve()))
+        shape_rows = median_rows(runs)
+        if other:
+            other_rows = median_rows(other)
+            cpu = [next(r["seconds"] for r in rs if r["stage"] == "run CPU")
+                   for rs in (other_rows, shape_rows)]
+            print(f"run CPU: {cpu[0]:.2f} s [{code_name(args.against.resolve())}] → "
+                  f"{cpu[1]:.2f} s [this code], {cpu[0] / cpu[1]:.1f}x", file=sys.stderr)
+            shape_rows = other_rows + shape_rows
         rows += shape_rows
         print(table(shape_rows).split("\n", 2)[2], f"(report.html "
               f"{next(r for r in shape_rows if 'report_html_mb' in r)['report_html_mb']:.1f} MB; "
