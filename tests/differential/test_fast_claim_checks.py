@@ -90,6 +90,17 @@ def test_decide_equals_the_reference(seed: int) -> None:
     ("Die Frist beträgt 3 Tage.", ["Die Frist beträgt 4 Tage. Die Lieferung dauert 3 Tage."]),
     ("Orders over 50 euros ship free.", ["Shipping costs 4.90 euros.",
                                          "Orders over 50 euros ship free."]),
+    # equally close sentences (and pairs) with a clashing number: the first is the evidence
+    ("The warranty period is 12 months.", ["The warranty period is 24 months.",
+                                           "The warranty period is 36 months."]),
+    ("The warranty period is 12 months.", ["The warranty period is 24 months. The "
+                                           "warranty period is 36 months."]),
+    # the number held only by a later, less close sentence; a pair before a closer one
+    ("The warranty period is 12 months.", ["The warranty is long. Its period is 12 months. "
+                                           "The warranty period of pumps is 24 months."]),
+    # a named term only in the second source; one split across the line between two
+    ("Siemens supplies pumps.", ["Pumps are made.", "Siemens supplies pumps."]),
+    ("Siemens supplies pumps.", ["Pumps are made by Sie", "mens supplies pumps."]),
 ])
 def test_hand_cases_equal_the_reference(claim: str, sources: list[str]) -> None:
     assert decide(claim, sources) == decide_reference(claim, sources)

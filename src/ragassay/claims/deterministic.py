@@ -38,7 +38,7 @@ from typing import Literal
 
 from ..metrics.numbers import DATE, TIME, Quantity, extract_numbers, number_supported
 from ..text import content_words
-from .sources import SourceView, numbers_of, sentences_of, source_view, words_of
+from .sources import numbers_of, sentences_of, source_view, words_of
 
 ClaimVerdict = Literal["entailed", "contradicted", "unsupported"]
 VERDICTS: tuple[ClaimVerdict, ...] = ("entailed", "contradicted", "unsupported")
@@ -235,10 +235,12 @@ def decide(claim: str, sources: Sequence[str]) -> Decision | None:
 
 # Cached: the same chunks are retrieved (cited) together for several questions.
 @lru_cache(maxsize=1 << 13)
-def _joined(sources: tuple[str, ...]) -> tuple[list[SourceView], tuple[str, ...],
+def _joined(sources: tuple[str, ...]) -> tuple[str, tuple[str, ...],
                                                tuple[frozenset[str], ...], int]:
-    """The sources' views, their sentences (as :func:`.sources.source_sentences`) with
-    their content words, and how many are single sentences (the pairs follow)."""
+    """The sources' case-folded sentences joined (as :attr:`.sources.SourceView.folded`,
+    for all of them: a named term holds no line break), their sentences (as
+    :func:`.sources.source_sentences`) with their content words, and how many are single
+    sentences (the pairs follow)."""
     views = [source_view(text) for text in sources]
     sentences: list[str] = []
     wsets: list[frozenset[str]] = []
@@ -249,14 +251,14 @@ def _joined(sources: tuple[str, ...]) -> tuple[list[SourceView], tuple[str, ...]
     for v in views:
         sentences += v.pairs
         wsets += v.pair_words
-    return views, tuple(sentences), tuple(wsets), n_own
+    return "\n".join(v.folded for v in views), tuple(sentences), tuple(wsets), n_own
 
 
 # Cached: one chunk sentence answers several questions that cite its chunk, so a claim
 # meets the same sources again (a fifth of a SQuAD-shaped run's checks repeat one).
 @lru_cache(maxsize=1 << 14)
 def _decided(claim: str, sources: tuple[str, ...]) -> Decision | None:
-    views, sentences, wsets, n_own = _joined(sources)
+    folded, sentences, wsets, n_own = _joined(sources)
     if not sentences:
         return Decision("unsupported", "overlap", "", "no source text")
     words = _claim_words(claim)
@@ -273,7 +275,7 @@ def _decided(claim: str, sources: tuple[str, ...]) -> Decision | None:
         return sorted((i for i, k in enumerate(shared) if k >= at_least),
                       key=lambda i: -shared[i])
 
-    numbers = extract_numbers(claim)
+    numbers = numbers_of(claim)  # an extractive answer's claims are source sentences
     if numbers:
         # a sentence that holds every claim number leaves none missing: the rest of the
         # sources is read only when no close sentence holds them all
@@ -285,8 +287,10 @@ def _decided(claim: str, sources: tuple[str, ...]) -> Decision | None:
         else:
             missing = list(numbers)
             # closest first, single sentences before pairs: the numbers are found sooner
-            for i in sorted(range(len(sentences)),
-                            key=lambda i: (i >= n_own, -shared[i] if n else 0)):
+            order = (sorted(range(n_own), key=shared.__getitem__, reverse=True)
+                     + sorted(range(n_own, len(sentences)), key=shared.__getitem__,
+                              reverse=True)) if n else range(len(sentences))
+            for i in order:
                 if not missing:
                     break
                 found = numbers_of(sentences[i])
@@ -309,7 +313,7 @@ def _decided(claim: str, sources: tuple[str, ...]) -> Decision | None:
         which = "the claim" if _negated(claim) else "the source"
         return Decision("contradicted", "negation", anchor, f"only {which} is negated")
     terms = _terms(claim, True)
-    absent = sorted(t for t in terms if not any(t in v.folded for v in views))
+    absent = sorted(t for t in terms if t not in folded)
     if absent:
         claim_text = claim.casefold()
         others = sorted(t for t in _terms(anchor, True) - terms if t not in claim_text)
