@@ -130,7 +130,7 @@ class ExtractiveAnswerer:
         found: list[tuple[float, int, int, str, str]] = []
         for rank, chunk in enumerate(context):
             sentences, whole = _sentences(chunk.text)
-            present = list(filter(whole.__contains__, words))  # all its sentences can hold
+            present = [w for w in words if w in whole]  # the only ones its sentences hold
             if len(present) / n < least:
                 continue
             for pos, (sentence, norm) in enumerate(sentences):
