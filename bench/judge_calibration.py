@@ -53,7 +53,7 @@ from ragassay.judge import Judge  # noqa: E402
 from ragassay.judgecheck import cohen_kappa, kappa_ci  # noqa: E402
 from ragassay.localserver import ServerSettings, spawn  # noqa: E402
 from ragassay.metrics.numbers import extract_numbers  # noqa: E402
-from ragassay.text import split_sentences  # noqa: E402
+from ragassay.sentences import split_sentences  # noqa: E402
 
 Item = dict[str, Any]
 

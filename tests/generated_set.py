@@ -16,7 +16,8 @@ from ragassay.generate.sampling import load_corpus
 from ragassay.generate.select import candidates
 from ragassay.metrics.numbers import extract_numbers
 from ragassay.schema import GoldEvidence
-from ragassay.text import content_words, guess_language, split_sentences
+from ragassay.sentences import split_sentences
+from ragassay.text import content_words, guess_language
 
 KO = ("보증기간은 검수 완료일로부터 24개월로 한다. 유지보수 인력은 상주 2명을 배치한다. "
       "장애가 발생하면 4시간 이내에 현장에 도착하여야 한다.")

@@ -8,8 +8,8 @@ models, so that every comparison is deterministic and explainable:
   (josa) and verb-ending stripping is a *heuristic* (a longest-suffix-first list), not a
   morphological analyser: it can over-strip (``전문가`` → ``전문``) or miss forms. Callers
   compare content words as substrings, where an over-stripped stem still matches.
-- :func:`split_sentences` (from :mod:`ragassay.sentences`, re-exported here with the other
-  readers) returns character spans, so callers can cite or quote exact text.
+- The sentence splitter is :func:`ragassay.sentences.split_sentences` (character spans, so
+  callers can cite or quote exact text).
 - :func:`contains_term` is the one containment test used for must-contain items, expected
   terms and decline phrases.
 """
@@ -21,11 +21,6 @@ import unicodedata
 from functools import lru_cache
 from itertools import repeat
 from typing import Literal
-
-# re-exported: the sentence splitter is one of the readers every caller takes from here
-from .sentences import ABBREVIATIONS as ABBREVIATIONS
-from .sentences import split_sentences as split_sentences
-from .sentences import split_sentences_reference as split_sentences_reference
 
 Language = Literal["ko", "de", "en"]
 

@@ -14,6 +14,7 @@ import tiktoken
 from ragassay.answer.extractive import ExtractiveAnswerer, choose_reference
 from ragassay.answer.prompt import build_prompt, count_parts, count_tokens, prompt_tokens
 from ragassay.schema import Chunk
+from ragassay.sentences import split_sentences, split_sentences_reference
 from ragassay.text import (
     content_words,
     content_words_reference,
@@ -21,8 +22,6 @@ from ragassay.text import (
     fold_text_reference,
     guess_language,
     guess_language_reference,
-    split_sentences,
-    split_sentences_reference,
     squash,
     squash_reference,
     tokens,

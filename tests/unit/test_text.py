@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ragassay.sentences import split_sentences
 from ragassay.text import (
     contains_term,
     content_words,
     fold_text,
     guess_language,
-    split_sentences,
     strip_korean_suffix,
     tokens,
 )

@@ -15,7 +15,8 @@ from functools import lru_cache
 from typing import Protocol
 
 from ..schema import Answer, Chunk, Citation
-from ..text import Language, content_words, fold_text, guess_language, split_sentences
+from ..sentences import split_sentences
+from ..text import Language, content_words, fold_text, guess_language
 from .prompt import count_parts, count_tokens
 
 DECLINE_TEXT: dict[Language, str] = {

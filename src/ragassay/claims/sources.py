@@ -1,6 +1,6 @@
 """The sources as the claim checks read them: sentences, their words and numbers, once per text.
 
-A source is cut into its sentences (:func:`ragassay.text.split_sentences`, whitespace
+A source is cut into its sentences (:func:`ragassay.sentences.split_sentences`, whitespace
 collapsed) and the pairs of adjacent sentences (a claim may join two sentences; a line break
 inside a table cell or a PDF line may cut one in two). Of each sentence the checks need its
 content words and its numbers; a chunk is checked for every claim of every answer that
@@ -21,7 +21,8 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from ..metrics.numbers import Quantity, extract_numbers
-from ..text import content_words, split_sentences
+from ..sentences import split_sentences
+from ..text import content_words
 
 __all__ = ["SourceView", "numbers_of", "sentences_of", "source_sentences", "source_view",
            "words_of"]

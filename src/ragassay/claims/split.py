@@ -1,6 +1,6 @@
 """The deterministic claim splitter for Korean, German and English answers.
 
-An answer's claims are its sentences (:func:`ragassay.text.split_sentences`: abbreviations,
+An answer's claims are its sentences (:func:`ragassay.sentences.split_sentences`: abbreviations,
 dates and decimal points do not end a sentence), each further cut into clauses at
 
 - a semicolon (``;``, ``；``);
@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..text import split_sentences
+from ..sentences import split_sentences
 
 _MARKER = re.compile(r"\s*\[[^\[\]\n]+\]")
 _WS = re.compile(r"\s+")

@@ -12,8 +12,8 @@ from ..checks import Checks
 from ..gold import QuestionGold
 from ..metrics.answer import holds_item
 from ..schema import Answer, Question
+from ..sentences import split_sentences
 from ..store import Index
-from ..text import split_sentences
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,7 @@ class Case:
         return self.index.chunk(chunk_id).text if self.index.has(chunk_id) else ""
 
     def sentences(self, chunk_id: str) -> list[tuple[int, int]]:
-        """The sentence spans of a chunk's text (:func:`ragassay.text.split_sentences`),
+        """The sentence spans of a chunk's text (:func:`ragassay.sentences.split_sentences`),
         once per chunk and store: the top hit of many questions is the same chunk."""
         per_chunk = self.index.cache.setdefault("diagnose.sentences", {})
         if chunk_id not in per_chunk:

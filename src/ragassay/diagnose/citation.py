@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..config import DiagnoseConfig
-from ..text import split_sentences
+from ..sentences import split_sentences
 from .case import Case
 from .claim_evidence import ClaimCause
 from .registry import detects

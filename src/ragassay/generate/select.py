@@ -1,7 +1,7 @@
 """Deterministic pre-selection: the support sentence and the answer span of an item, picked
 by the engine before the model is asked anything, so the model only writes the question.
 
-A chunk's *sentences* are those of :func:`ragassay.text.split_sentences` that are between
+A chunk's *sentences* are those of :func:`ragassay.sentences.split_sentences` that are between
 :data:`MIN_SENTENCE_CHARS` and :data:`MAX_SENTENCE_CHARS` long, hold at least four words and
 whose gold label (the sentence as ``support_claim``, the answer as ``required_terms``) is
 ``ok`` when anchored in the corpus — exactly the label :func:`~.checks.check_candidate`
@@ -40,8 +40,9 @@ from dataclasses import dataclass
 from ..anchor import anchor_label
 from ..metrics.numbers import extract_numbers
 from ..schema import Chunk, GoldEvidence
+from ..sentences import split_sentences
 from ..store import Index
-from ..text import STOPWORDS, contains_term, fold_text, guess_language, split_sentences
+from ..text import STOPWORDS, contains_term, fold_text, guess_language
 from .checks import number_problem
 from .sampling import seeds
 from .wording import ABSENT

@@ -22,7 +22,7 @@ from ..errors import InputError
 from ..ingest.document import normalize_nfc
 from ..jsonio import iter_jsonl
 from ..schema import GoldEvidence, GoldRecord
-from ..text import split_sentences
+from ..sentences import split_sentences
 from .common import (
     DEFAULT_CHUNK_SIZE,
     DEFAULT_OVERLAP,

@@ -30,7 +30,7 @@ from ..ingest.document import normalize_nfc
 from ..ingest.loaders import slugify
 from ..jsonio import json_text, jsonl_text, parse_record
 from ..schema import DEFAULT_CHUNK_SIZE, DEFAULT_OVERLAP, GoldEvidence, GoldRecord, Question
-from ..text import split_sentences
+from ..sentences import split_sentences
 
 # The chunking `ragassay index` uses by default: labels are placed on its chunk ids.
 # The retrieval metrics of an imported set's configs (unless its source names others).
@@ -126,8 +126,9 @@ def make_question(data: dict[str, Any], path: str | Path, where: str,
 
 def claim_span(text: str, start: int, end: int) -> tuple[int, int]:
     """The sentence(s) of ``text`` that hold ``text[start:end]``: from the start of the first
-    sentence overlapping the span to the end of the last (:func:`ragassay.text.split_sentences`).
-    The span itself when no sentence overlaps it (whitespace)."""
+    sentence overlapping the span to the end of the last
+    (:func:`ragassay.sentences.split_sentences`). The span itself when no sentence overlaps
+    it (whitespace)."""
     hit = [(a, b) for a, b in split_sentences(text) if a < end and b > start]
     if not hit:
         return start, end
