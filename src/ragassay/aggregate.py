@@ -20,7 +20,8 @@ from .diagnose import LABELS, UNOBSERVABLE, count_labels
 from .goldaudit import run_gold
 from .metrics.stats import aggregate_many, aggregate_reference
 from .reasons import NO_PREDICTION, NOT_APPLICABLE
-from .runfolder import RUN_SCHEMA_VERSION, Aggregate, Counts, Provenance, QuestionResult, RunMetrics
+from .runfolder import RUN_SCHEMA_VERSION, Aggregate, Counts, Provenance, RunMetrics
+from .runrows import QuestionResult
 
 if TYPE_CHECKING:
     from .inputs import Inputs

@@ -24,7 +24,7 @@ from .metrics.answer import DECLINED_STATUSES, item_alternatives
 if TYPE_CHECKING:
     from .config import EvalConfig
     from .inputs import Inputs
-    from .runfolder import QuestionResult
+    from .runrows import QuestionResult
     from .store import Index
 
 JUDGE_FAILED = "judge call failed"

@@ -20,7 +20,8 @@ from .gold import check_gold, gold_warnings
 from .inputs import Inputs, Predicted
 from .predictions import check_predictions
 from .report.views import VIEWS
-from .runfolder import RunResult, referenced_chunk_texts
+from .runfolder import RunResult
+from .runrows import referenced_chunk_texts
 from .schema import Chunk, GoldRecord, Prediction, Question
 from .scoring import check_claims, judge, score
 from .store import Index, store_of_chunks

@@ -22,13 +22,8 @@ from .inputs import Predicted, load_inputs
 from .jsonio import read_json
 from .predict import cap_k, predict
 from .report.views import VIEWS
-from .runfolder import (
-    SYSTEM_JSON,
-    QuestionResult,
-    RunResult,
-    check_run_id,
-    referenced_chunk_texts,
-)
+from .runfolder import SYSTEM_JSON, RunResult, check_run_id
+from .runrows import QuestionResult, referenced_chunk_texts
 from .schema import take_renormalised_ids
 from .scoring import check_claims, judge, placed_inputs, score
 from .targets import claim

@@ -45,15 +45,15 @@ from .jsonio import (
     read_json,
     write_jsonl,
 )
-from .runrows import AnswerRow as AnswerRow
-from .runrows import ChunkTextRow as ChunkTextRow
-from .runrows import FailureRow as FailureRow
-from .runrows import QuestionResult as QuestionResult
-from .runrows import RankedChunk as RankedChunk
-from .runrows import RetrievedRow as RetrievedRow
-from .runrows import RunModel, question_rows
-from .runrows import referenced_chunk_ids as referenced_chunk_ids
-from .runrows import referenced_chunk_texts as referenced_chunk_texts
+from .runrows import (
+    AnswerRow,
+    ChunkTextRow,
+    FailureRow,
+    QuestionResult,
+    RetrievedRow,
+    RunModel,
+    question_rows,
+)
 from .schema import Prediction
 from .termsafe import unsafe_chars
 

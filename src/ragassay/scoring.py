@@ -29,7 +29,7 @@ from .reasons import (
     asked_and_prevented,
     missing_reasons,
 )
-from .runfolder import QuestionResult
+from .runrows import QuestionResult
 from .schema import Chunk, Prediction, Question
 from .store import Index
 from .units import Work, deadline_s, served_concurrency, work_of
@@ -147,7 +147,7 @@ def _score_unanswered(cfg: EvalConfig, inputs: Inputs, q: Question, ranking: Ran
 
 def _ranked_rows(ranked: list[str], score_of: Mapping[str, float | None],
                  gold: set[str]) -> list[dict[str, Any]]:
-    """The ranking as rows of :class:`~ragassay.runfolder.RankedChunk`, which
+    """The ranking as rows of :class:`~ragassay.runrows.RankedChunk`, which
     :class:`QuestionResult` validates into records in one call (ten record constructions
     per question cost twice as much on a 6,000-question run)."""
     return [{"rank": i, "chunk_id": c, "score": score_of[c], "gold": c in gold}

@@ -9,7 +9,8 @@ from .charts import esc
 from .safe import md, md_table
 
 if TYPE_CHECKING:
-    from ..runfolder import QuestionResult, RunMetrics
+    from ..runfolder import RunMetrics
+    from ..runrows import QuestionResult
 
 CLAIM_HEADER = ["question", "claim", "cited", "context", "gold", "decided by", "evidence"]
 MAX_EVIDENCE = 160

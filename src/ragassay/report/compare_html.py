@@ -16,7 +16,8 @@ from typing import Any
 
 from ..atomic import write_text
 from ..checks import CHECKS, verdict_text
-from ..runfolder import QuestionResult, RunResult, referenced_chunk_ids
+from ..runfolder import RunResult
+from ..runrows import QuestionResult, referenced_chunk_ids
 from .charts import esc, fmt_num, higher_is_better
 from .compare import NEUTRAL, compare_runs, metric_label, read_runs
 from .header import system_fact

@@ -7,7 +7,8 @@ import math
 import re
 from typing import Any
 
-from ..runfolder import QuestionResult, RunResult
+from ..runfolder import RunResult
+from ..runrows import QuestionResult
 from ..termsafe import UNSAFE, visible
 from .cells import evidence_text, rank_text
 from .charts import CATEGORY_COLORS, esc, is_number

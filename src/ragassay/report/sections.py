@@ -6,7 +6,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..checks import verdict_text
-from ..runfolder import QuestionResult, RunMetrics, RunResult
+from ..runfolder import RunMetrics, RunResult
+from ..runrows import QuestionResult
 from .cells import NO_GOLD, NOT_RETRIEVED, evidence_text, rank_text
 from .charts import (
     CATEGORY_COLORS,

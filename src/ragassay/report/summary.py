@@ -17,7 +17,8 @@ from .safe import md, md_code, md_table, print_table
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from ..runfolder import QuestionResult, RunMetrics, RunResult
+    from ..runfolder import RunMetrics, RunResult
+    from ..runrows import QuestionResult
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
