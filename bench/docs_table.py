@@ -31,6 +31,15 @@ def machine() -> str:
             f"{platform.python_version()}, load average {load} at the end")
 
 
+def shown_argument(arg: str) -> str:
+    """A command-line argument as the page shows it: an absolute path (the machine's own,
+    such as ``--against``'s checkout) as ``<path>/`` and its last two parts."""
+    path = Path(arg)
+    if not path.is_absolute():
+        return arg
+    return "<path>/" + "/".join(path.parts[-2:])
+
+
 def write(script: str, table: str, docs: Path = DOCS) -> None:
     """Replace the block of ``script`` (e.g. ``bench/scale.py``) in ``docs`` with ``table``.
 
@@ -43,8 +52,8 @@ def write(script: str, table: str, docs: Path = DOCS) -> None:
         raise SystemExit(f"{docs}: no '{begin}' ... '{end}' block to replace")
     head, rest = text.split(begin, 1)
     tail = rest.split(end, 1)[1]
-    command = "python " + " ".join(shlex.quote(a) for a in [script, *sys.argv[1:]]
-                                   if a != "--write-docs")
+    command = "python " + " ".join(shlex.quote(shown_argument(a))
+                                   for a in [script, *sys.argv[1:]] if a != "--write-docs")
     body = (f"Measured {dt.date.today().isoformat()} on {machine()}:\n"
             f"`{command}`\n\n{table.strip()}")
     tmp = docs.with_suffix(".md.tmp")
