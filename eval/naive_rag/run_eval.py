@@ -4,6 +4,7 @@
 """
 
 from ragassay.cli import run_eval_main
+from ragassay.collector import run_then_exit
 
 if __name__ == "__main__":
-    run_eval_main()
+    run_then_exit(run_eval_main)

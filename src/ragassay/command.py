@@ -14,8 +14,14 @@ from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """The console script: ``trec-eval`` here, everything else through typer."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    """The console script: ``trec-eval`` here, everything else through typer; the process
+    exits after it (:func:`ragassay.collector.run_then_exit`)."""
+    from .collector import run_then_exit
+
+    run_then_exit(lambda: _command(list(sys.argv[1:] if argv is None else argv)))
+
+
+def _command(args: list[str]) -> None:
     lead = int(args[:1] == ["--debug"])
     if args[lead:lead + 1] == ["trec-eval"]:
         if lead:

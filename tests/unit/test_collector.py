@@ -25,3 +25,20 @@ def test_the_pause_restores_the_collector_as_it_was(enabled: bool) -> None:
     with pytest.raises(RuntimeError), collector_paused():
         raise RuntimeError("a failed run restores it too")
     assert gc.isenabled() is enabled
+
+
+def test_run_then_exit_leaves_the_collector_off_and_the_exit_code_as_it_was() -> None:
+    """An entry point's command runs with the collector as it was; after it (also when it
+    raises SystemExit, as typer does) the collector is off for the process's exit."""
+    from ragassay.collector import run_then_exit
+
+    gc.enable()
+    seen: list[bool] = []
+
+    def command() -> None:
+        seen.append(gc.isenabled())
+        raise SystemExit(3)
+
+    with pytest.raises(SystemExit) as exited:
+        run_then_exit(command)
+    assert exited.value.code == 3 and seen == [True] and not gc.isenabled()

@@ -1,5 +1,6 @@
 """`python -m ragassay.cli`: the command line."""
 
+from ..collector import run_then_exit
 from . import app
 
-app()
+run_then_exit(app)
