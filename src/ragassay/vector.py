@@ -1,4 +1,5 @@
-# Over 400 lines: exact search's error bound and its exact rescoring belong together.
+# Over 450 lines: exact search (its error bound, its plain per-query rescoring kept beside the
+# batched one of exact_rescore.py) and the HNSW search share one interface and top-k rule.
 """Nearest-neighbour search over embedding rows by inner product: exact, or approximate (HNSW).
 
 Both searches answer ``search(queries, k)`` with a :class:`Neighbours` of the k best rows per
